@@ -1,0 +1,45 @@
+# Two entry points (see README.md):
+#   make example  - run ms-migrate on the bundled legacy project (core install only)
+#   make test     - install everything (MindSpore CPU included) and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXAMPLE_OUT := .example-run
+
+.PHONY: example test install lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.core-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.core-installed
+
+install: $(VENV)/.dev-installed
+
+example: $(VENV)/.core-installed
+	rm -rf $(EXAMPLE_OUT) && mkdir -p $(EXAMPLE_OUT)
+	cp -r examples/legacy_project $(EXAMPLE_OUT)/legacy_project
+	@echo "== preview (nothing written; exit 1 means changes are pending) =="
+	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade --dry-run legacy_project; test $$? -eq 1
+	@echo "== apply =="
+	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade legacy_project
+	@echo "== run again: nothing left to do (exit 0) =="
+	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade --dry-run legacy_project
+	@echo "== result: $(EXAMPLE_OUT)/legacy_project/src/train.py =="
+	@sed -n '/^class TrainOneStepCell/,/return loss/p' $(EXAMPLE_OUT)/legacy_project/src/train.py
+
+test: $(VENV)/.dev-installed
+	$(BIN)/python -m ruff check ms_migrate tests benchmarks
+	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/python -m ruff check ms_migrate tests benchmarks
+
+clean:
+	rm -rf $(VENV) $(EXAMPLE_OUT) .pytest_cache

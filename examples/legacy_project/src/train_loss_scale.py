@@ -1,0 +1,23 @@
+"""Loss-scaled training for mixed precision."""
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import ParameterTuple
+
+
+class TrainWithLossScale(nn.Cell):
+    def __init__(self, network, optimizer, sens=1024.0):
+        super().__init__(auto_prefix=False)
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = ParameterTuple(network.trainable_params())
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = sens
+
+    def construct(self, *inputs):
+        weights = self.weights
+        loss = self.network(*inputs)
+        sens = ops.fill(ops.dtype(loss), ops.shape(loss), self.sens)
+        grads = self.grad(self.network, weights)(*inputs, sens)
+        grads = ops.clip_by_global_norm(grads, 5.0)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss

@@ -1,0 +1,426 @@
+"""Finding GradOperation sites and modelling how each one is created and applied.
+
+Pure: a parsed module in, a list of ``GradOpSite`` out. Deciding what to do with a site is the
+planner's job (``ms_migrate.plan``); this module only describes what the code does.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from ms_migrate.analysis.names import NameResolver, Scope
+
+GRAD_OPERATION = frozenset(
+    {
+        "mindspore.ops.GradOperation",
+        "mindspore.ops.composite.GradOperation",
+        "mindspore.ops.composite.base.GradOperation",
+    }
+)
+
+# Base classes that create `self.grad` themselves; a subclass applying it inherits the op.
+TRAIN_ONE_STEP_FAMILY = frozenset(
+    {
+        "TrainOneStepCell",
+        "TrainOneStepWithLossScaleCell",
+        "BoostTrainOneStepCell",
+        "BoostTrainOneStepWithLossScaleCell",
+        "PipelineCell",
+        "TrainOneStepWithClipGradientCell",
+    }
+)
+
+FLAG_NAMES = ("get_all", "get_by_list", "sens_param")
+
+Block = Union[cst.Module, cst.IndentedBlock]
+
+
+@dataclass(frozen=True)
+class Flags:
+    get_all: bool = False
+    get_by_list: bool = False
+    sens_param: bool = False
+    legacy_name: bool = False  # the 0.x `GradOperation('grad', ...)` name argument
+
+    def describe(self) -> str:
+        set_flags = [name for name in FLAG_NAMES if getattr(self, name)]
+        return ", ".join(f"{name}=True" for name in set_flags) or "no flags"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A simple statement line and the block that holds it."""
+
+    line: cst.SimpleStatementLine
+    block: Block
+    index: int
+
+    @property
+    def small(self) -> cst.BaseSmallStatement:
+        return self.line.body[0]
+
+
+@dataclass
+class Application:
+    """One use of a grad op: ``op(net[, weights])(args...)``."""
+
+    inner: cst.Call  # op(net, weights)
+    outer: cst.Call  # (...)(args)
+    function: Optional[cst.FunctionDef]
+    statement: Optional[Statement]  # the line holding the outer call
+    binder: Optional[Statement] = None  # `g = op(net, weights)` when applied through a variable
+    line: int = 0
+
+
+@dataclass
+class GradOpSite:
+    """A GradOperation creation and everything the file shows about its uses."""
+
+    creation: cst.Call
+    line: int
+    placement: str  # "attribute", "module", "local", "inline" or "other"
+    name: Optional[str]
+    statement: Optional[Statement]
+    class_def: Optional[cst.ClassDef]
+    function: Optional[cst.FunctionDef]
+    flags: Optional[Flags]
+    flag_problem: Optional[str] = None
+    applications: list[Application] = field(default_factory=list)
+    escapes: list[int] = field(default_factory=list)  # lines where the op is used as a value
+    inherited_use: bool = False
+
+
+@dataclass
+class InheritedUse:
+    """`self.grad(...)` applied in a class that never creates it (an inherited op)."""
+
+    line: int
+    class_name: str
+    base: str
+
+
+@dataclass
+class ModuleAnalysis:
+    module: cst.Module
+    resolver: NameResolver
+    sites: list[GradOpSite]
+    inherited: list[InheritedUse]
+    parents: dict[cst.CSTNode, cst.CSTNode]
+    positions: dict
+    calls_set_grad: bool
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def scopes_of(self, node: cst.CSTNode) -> list[Scope]:
+        scopes: list[Scope] = []
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, (cst.FunctionDef, cst.Lambda)):
+                scopes.append(current)
+            current = self.parents.get(current)
+        return scopes
+
+    def enclosing(self, node: cst.CSTNode, kind: type) -> Optional[cst.CSTNode]:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, kind):
+            current = self.parents.get(current)
+        return current
+
+
+def same_code(left: cst.CSTNode, right: cst.CSTNode) -> bool:
+    """Structural equality of two expressions or argument lists, ignoring layout and comments."""
+    module = cst.Module(body=[])
+    try:
+        return ast.dump(ast.parse(_expr_code(module, left).strip(), mode="eval")) == ast.dump(
+            ast.parse(_expr_code(module, right).strip(), mode="eval")
+        )
+    except SyntaxError:
+        return False
+
+
+def _expr_code(module: cst.Module, node: cst.CSTNode) -> str:
+    return "(" + module.code_for_node(node) + ")"
+
+
+def same_arguments(left: Sequence[cst.Arg], right: Sequence[cst.Arg]) -> bool:
+    if len(left) != len(right):
+        return False
+    module = cst.Module(body=[])
+
+    def render(args: Sequence[cst.Arg]) -> str:
+        parts = []
+        for arg in args:
+            prefix = arg.star + (f"{arg.keyword.value}=" if arg.keyword else "")
+            parts.append(prefix + module.code_for_node(arg.value))
+        return "f(" + ", ".join(parts) + ")"
+
+    try:
+        return ast.dump(ast.parse(render(left), mode="eval")) == ast.dump(
+            ast.parse(render(right), mode="eval")
+        )
+    except SyntaxError:
+        return False
+
+
+def _literal_bool(node: cst.BaseExpression) -> Optional[bool]:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, cst.Integer) and node.value in ("0", "1"):
+        return node.value == "1"
+    return None
+
+
+def parse_flags(call: cst.Call) -> tuple[Optional[Flags], Optional[str]]:
+    """The flags of a GradOperation(...) call, or why they cannot be known statically."""
+    values: dict[str, bool] = {}
+    legacy_name = False
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in call.args):
+        return None, "flags passed through *args or **kwargs"
+    if positional and isinstance(positional[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        legacy_name = True
+        positional = positional[1:]
+    if len(positional) > len(FLAG_NAMES):
+        return None, "more positional arguments than GradOperation takes"
+    for name, arg in zip(FLAG_NAMES, positional):
+        value = _literal_bool(arg.value)
+        if value is None:
+            return None, f"{name} is not a literal"
+        values[name] = value
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        keyword = arg.keyword.value
+        if keyword not in FLAG_NAMES or keyword in values:
+            return None, f"unexpected keyword {keyword!r}"
+        value = _literal_bool(arg.value)
+        if value is None:
+            return None, f"{keyword} is not a literal"
+        values[keyword] = value
+    return Flags(legacy_name=legacy_name, **values), None
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+        self.self_attributes: list[cst.Attribute] = []
+        self.names: list[cst.Name] = []
+        self.calls_set_grad = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_grad":
+            self.calls_set_grad = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.self_attributes.append(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+
+def analyse(wrapper: MetadataWrapper) -> ModuleAnalysis:
+    module = wrapper.module
+    parents = wrapper.resolve(ParentNodeProvider)
+    positions = wrapper.resolve(PositionProvider)
+    resolver = NameResolver.for_module(module)
+    collector = _Collector()
+    module.visit(collector)
+    analysis = ModuleAnalysis(module, resolver, [], [], parents, positions, collector.calls_set_grad)
+
+    for call in collector.calls:
+        if resolver.qualified_name(call.func, analysis.scopes_of(call)) in GRAD_OPERATION:
+            analysis.sites.append(_describe_creation(analysis, call))
+
+    for site in analysis.sites:
+        _collect_uses(analysis, site, collector)
+    _find_inherited_uses(analysis, collector)
+    return analysis
+
+
+def _statement_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[Statement]:
+    """The simple statement line that directly holds ``node`` as its only small statement."""
+    small = analysis.parents.get(node)
+    line = analysis.parents.get(small) if small is not None else None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    block = analysis.parents.get(line)
+    if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+        return None
+    index = next(i for i, statement in enumerate(block.body) if statement is line)
+    return Statement(line, block, index)
+
+
+def _describe_creation(analysis: ModuleAnalysis, call: cst.Call) -> GradOpSite:
+    flags, problem = parse_flags(call)
+    function = analysis.enclosing(call, cst.FunctionDef)
+    class_def = analysis.enclosing(call, cst.ClassDef)
+    line = analysis.line_of(call)
+    site = GradOpSite(call, line, "other", None, None, class_def, function, flags, problem)
+    parent = analysis.parents.get(call)
+    if isinstance(parent, cst.Call) and parent.func is call:
+        site.placement = "inline"
+        return site
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return site
+    target = parent.targets[0].target
+    site.statement = _statement_of(analysis, call)
+    if site.statement is None:
+        return site
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and function is not None
+        and function.name.value == "__init__"
+        and class_def is not None
+    ):
+        site.placement, site.name = "attribute", target.attr.value
+    elif isinstance(target, cst.Name) and function is None and class_def is None:
+        site.placement, site.name = "module", target.value
+    elif isinstance(target, cst.Name) and function is not None:
+        site.placement, site.name = "local", target.value
+    return site
+
+
+def _collect_uses(analysis: ModuleAnalysis, site: GradOpSite, collector: _Collector) -> None:
+    if site.placement == "inline":
+        _add_use(analysis, site, site.creation)
+        return
+    if site.placement == "attribute":
+        assert site.class_def is not None
+        target = site.statement.small.targets[0].target  # type: ignore[union-attr]
+        for attribute in collector.self_attributes:
+            if attribute.attr.value != site.name or attribute is target:
+                continue
+            owner = analysis.enclosing(attribute, cst.ClassDef)
+            if owner is site.class_def:
+                _add_use(analysis, site, attribute)
+            elif owner is not None and _inherits_from(owner, site.class_def.name.value):
+                site.inherited_use = True
+                site.escapes.append(analysis.line_of(attribute))
+        return
+    if site.placement in ("module", "local"):
+        target = site.statement.small.targets[0].target  # type: ignore[union-attr]
+        for name in collector.names:
+            if name.value != site.name or name is target or not _is_load(analysis, name):
+                continue
+            scopes = analysis.scopes_of(name)
+            if site.placement == "module":
+                if any(site.name in analysis.resolver.locals_of(scope) for scope in scopes):
+                    continue
+            elif site.function not in scopes:
+                continue
+            _add_use(analysis, site, name)
+        return
+    site.escapes.append(site.line)
+
+
+def _is_load(analysis: ModuleAnalysis, name: cst.Name) -> bool:
+    parent = analysis.parents.get(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.ImportAlias, cst.AsName)):
+        return False
+    return not isinstance(parent, cst.AssignTarget)
+
+
+def _inherits_from(class_def: cst.ClassDef, base_name: str) -> bool:
+    for base in class_def.bases:
+        value = base.value
+        name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
+        if name == base_name:
+            return True
+    return False
+
+
+def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: cst.BaseExpression) -> None:
+    """Record ``reference`` (the op) as an application if it is called twice, else an escape."""
+    inner = analysis.parents.get(reference)
+    if not isinstance(inner, cst.Call) or inner.func is not reference:
+        site.escapes.append(analysis.line_of(reference))
+        return
+    function = analysis.enclosing(inner, cst.FunctionDef)
+    outer = analysis.parents.get(inner)
+    if isinstance(outer, cst.Call) and outer.func is inner:
+        site.applications.append(
+            Application(inner, outer, function, _statement_of(analysis, outer), line=analysis.line_of(inner))
+        )
+        return
+    # `g = op(net, weights)`, then `g(args)` in the same function.
+    binder = _statement_of(analysis, inner)
+    if (
+        binder is not None
+        and isinstance(binder.small, cst.Assign)
+        and len(binder.small.targets) == 1
+        and isinstance(binder.small.targets[0].target, cst.Name)
+        and function is not None
+    ):
+        bound = binder.small.targets[0].target.value
+        uses = [
+            node
+            for node in _names_in(function)
+            if node.value == bound and node is not binder.small.targets[0].target
+        ]
+        if len(uses) == 1:
+            call = analysis.parents.get(uses[0])
+            if isinstance(call, cst.Call) and call.func is uses[0]:
+                application = Application(
+                    inner,
+                    call,
+                    function,
+                    _statement_of(analysis, call),
+                    binder=binder,
+                    line=analysis.line_of(inner),
+                )
+                site.applications.append(application)
+                return
+    site.escapes.append(analysis.line_of(reference))
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    collector = _Collector()
+    node.visit(collector)
+    return collector.names
+
+
+def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> None:
+    created = {(id(site.class_def), site.name) for site in analysis.sites if site.placement == "attribute"}
+    assigned: set[tuple[int, str]] = set()
+    for attribute in collector.self_attributes:
+        parent = analysis.parents.get(attribute)
+        if isinstance(parent, cst.AssignTarget):
+            owner = analysis.enclosing(attribute, cst.ClassDef)
+            assigned.add((id(owner), attribute.attr.value))
+    for attribute in collector.self_attributes:
+        inner = analysis.parents.get(attribute)
+        outer = analysis.parents.get(inner) if inner is not None else None
+        if not (
+            isinstance(inner, cst.Call)
+            and inner.func is attribute
+            and isinstance(outer, cst.Call)
+            and outer.func is inner
+        ):
+            continue
+        owner = analysis.enclosing(attribute, cst.ClassDef)
+        if owner is None:
+            continue
+        key = (id(owner), attribute.attr.value)
+        if key in created or key in assigned:
+            continue
+        for base in owner.bases:
+            value = base.value
+            name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", "")
+            if name in TRAIN_ONE_STEP_FAMILY:
+                analysis.inherited.append(InheritedUse(analysis.line_of(attribute), owner.name.value, name))
+                break

@@ -1,0 +1,135 @@
+"""Command line: parse options, run the pipeline, render results. No analysis lives here.
+
+Exit codes (also in README.md):
+  0  nothing left to do
+  1  --dry-run found changes to make
+  2  usage error, or some file could not be processed (the others still were)
+  130 interrupted; files already written are complete, the rest untouched
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+from rich.console import Console
+
+from ms_migrate import __version__, sources
+from ms_migrate.findings import NOTES, REASONS
+from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
+from ms_migrate.rules import ALL_RULES, by_id
+from ms_migrate.runner import upgrade_files
+from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target
+
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[Version]:
+    if value is None:
+        return None
+    try:
+        return Version.parse(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from error
+
+
+def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Console) -> Version:
+    if explicit is not None:
+        return explicit
+    detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
+    if detected is not None:
+        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
+        return detected.version
+    target = default_target()
+    err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
+    return target
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ms-migrate")
+def main() -> None:
+    """Migrate MindSpore autodiff code between API generations."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing.")
+@click.option(
+    "--target-version",
+    callback=_parse_version,
+    metavar="X.Y",
+    help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
+)
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and left-alone sites.")
+def upgrade(
+    paths: tuple[Path, ...],
+    dry_run: bool,
+    target_version: Optional[Version],
+    exclude: tuple[str, ...],
+    jobs: int,
+    quiet: bool,
+) -> None:
+    """Rewrite GradOperation train steps into value_and_grad / grad."""
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        for path in missing:
+            err.print(f"{path}: no such file or directory", markup=False)
+    target = _resolve_target(target_version, paths, err if not quiet else Console(quiet=True))
+    files = list(sources.discover([path for path in paths if path.exists()], exclude))
+    summary = Summary(errors=len(missing))
+    try:
+        for outcome in upgrade_files(files, target, write=not dry_run, jobs=jobs):
+            display = str(outcome.path)
+            if outcome.error:
+                summary.errors += 1
+                err.print(outcome.error, markup=False)
+            summary.add(outcome.findings, outcome.changed)
+            if dry_run and outcome.changed:
+                print_diff(out, unified_diff(display, outcome.before, outcome.after))
+            for line in finding_lines(display, outcome.findings, verbose=not quiet):
+                err.print(line, markup=False)
+    except KeyboardInterrupt:
+        err.print("interrupted: files already written are complete; the rest are unchanged")
+        sys.exit(EXIT_INTERRUPTED)
+    if not quiet or summary.errors:
+        err.print(summary.render(dry_run), markup=False)
+    if summary.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK)
+
+
+@main.command("rules")
+def list_rules() -> None:
+    """List the rules and the reason codes for sites left alone."""
+    for rule in ALL_RULES:
+        click.echo(f"{rule.ID}  {rule.TITLE}  [{rule.SAFETY}, target >= {rule.MIN_TARGET}]")
+    for code, reason in REASONS.items():
+        click.echo(f"{code}  {reason.slug}: {reason.summary}")
+    for code, text in NOTES.items():
+        click.echo(f"{code}  note: {text}")
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Explain a rule (MS101) or a reason code (MSR003)."""
+    code = code.upper()
+    if code in REASONS:
+        reason = REASONS[code]
+        click.echo(f"{code} ({reason.slug}): {reason.summary}\n\n{reason.explanation}")
+        return
+    if code in NOTES:
+        click.echo(f"{code}: {NOTES[code]}")
+        return
+    try:
+        rule = by_id(code)
+    except KeyError:
+        raise click.UsageError(f"unknown code {code!r}; see `ms-migrate rules`") from None
+    click.echo(f"{rule.ID}: {rule.TITLE}\n\n{(rule.__doc__ or '').strip()}\n")
+    click.echo("Example, before:\n" + rule.BEFORE + "\nafter:\n" + rule.AFTER)

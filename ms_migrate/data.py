@@ -1,0 +1,17 @@
+"""Locating the rule data that ships with the package (``rules/`` in the source tree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGED = Path(__file__).parent / "_rules"
+_SOURCE_TREE = Path(__file__).parent.parent / "rules"
+
+
+def rules_path(name: str) -> Path:
+    """Path of a data file from ``rules/``, in a wheel or in a source checkout."""
+    for folder in (_PACKAGED, _SOURCE_TREE):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"rule data {name!r} is missing from this installation")

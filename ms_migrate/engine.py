@@ -1,0 +1,170 @@
+"""The upgrade pipeline for one file's text: prefilter, analyse, plan, rewrite, validate.
+
+Pure: text in, text and findings out. Nothing here reads or writes files.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ms_migrate.analysis.grad_ops import ModuleAnalysis, analyse
+from ms_migrate.findings import Finding, Kind, converted, left_alone, note
+from ms_migrate.plan import Plan, plan_site
+from ms_migrate.rewrite import imports
+from ms_migrate.rewrite.transform import SCALED_FORWARD_NAME, StatementEditor, new_statements
+from ms_migrate.rules import ms101_grad_operation as MS101
+from ms_migrate.versions import Version
+
+# Files that mention neither GradOperation nor a base class that creates one cannot hold a site;
+# most of a model zoo is skipped here, before any parsing.
+PREFILTER = re.compile(r"GradOperation|TrainOneStep|PipelineCell")
+
+
+class ParseFailure(Exception):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass
+class MigrationResult:
+    text: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def converted(self) -> int:
+        return sum(finding.kind is Kind.CONVERTED for finding in self.findings)
+
+    @property
+    def left_alone(self) -> int:
+        return sum(finding.kind is Kind.LEFT_ALONE for finding in self.findings)
+
+
+def parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except Exception as error:  # ParserSyntaxError, and plain exceptions from the tokenizer
+        # Python's own message and line are the ones users know from their interpreter.
+        try:
+            ast.parse(text)
+        except SyntaxError as syntax_error:
+            message = f"syntax error: {syntax_error.msg}"
+            raise ParseFailure(message, syntax_error.lineno or 1) from error
+        line = getattr(error, "raw_line", 1)
+        raise ParseFailure(f"cannot parse: {getattr(error, 'message', error)}", line) from error
+
+
+def _plan_module(analysis: ModuleAnalysis, target: Version) -> tuple[list[Plan], list[Finding]]:
+    plans: list[Plan] = []
+    findings: list[Finding] = []
+    touched: set[int] = set()
+    for site in analysis.sites:
+        outcome = plan_site(analysis, site, target)
+        if isinstance(outcome, Finding):
+            findings.append(outcome)
+            continue
+        statements = {id(statement.line) for statement in outcome.touched}
+        if statements & touched:
+            findings.append(left_alone(site.line, "MSR004", "shares statements with another site"))
+            continue
+        touched |= statements
+        plans.append(outcome)
+    for use in analysis.inherited:
+        findings.append(left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}"))
+    return plans, findings
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    name, counter = base, 1
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    taken.add(name)
+    return name
+
+
+def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding]) -> Optional[cst.Module]:
+    module = analysis.module
+    module_names = imports.all_names(module)
+    before = imports.loaded_names(module)
+    replacements: dict[int, list[cst.BaseStatement]] = {}
+    removals: set[int] = set()
+    pending_import: Optional[str] = None
+    applied = 0
+    for plan in plans:
+        scopes = analysis.scopes_of(plan.application.outer)
+        reference = imports.module_reference(
+            analysis.resolver, module_names, plan.module, scopes, pending_import
+        )
+        if reference is None:
+            findings.append(left_alone(plan.site.line, "MSR011", "no free name for mindspore"))
+            continue
+        pending_import = reference.new_import or pending_import
+        function = f"{reference.expression}.{plan.function_name}"
+        helper = _free_name(SCALED_FORWARD_NAME, module_names) if plan.scaled_by is not None else ""
+        statement = plan.application.statement
+        assert statement is not None
+        replacements[id(statement.line)] = new_statements(plan, function, module, helper)
+        removals |= {id(removed.line) for removed in plan.removals}
+        findings.append(converted(plan.site.line, MS101.ID, MS101.describe(plan, function)))
+        if plan.forward is not None and not analysis.calls_set_grad:
+            findings.append(note(plan.site.line, "MSN001"))
+        applied += 1
+    if not applied:
+        return None
+    new_module = module.visit(StatementEditor(replacements, removals))
+    if pending_import is not None:
+        new_module = imports.add_import(new_module, pending_import)
+    candidates = {
+        name
+        for name, binding in analysis.resolver.imports.items()
+        if binding.qualified.split(".")[0] == "mindspore"
+    }
+    return imports.remove_unused_imports(new_module, candidates, before)
+
+
+def _actionable(text: str, target: Version) -> list[Plan]:
+    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
+    plans, _ = _plan_module(analyse(wrapper), target)
+    return plans
+
+
+def migrate_text(text: str, target: Version) -> MigrationResult:
+    """Upgrade GradOperation sites in ``text`` for MindSpore ``target``."""
+    if not PREFILTER.search(text):
+        return MigrationResult(text)
+    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
+    analysis = analyse(wrapper)
+    plans, findings = _plan_module(analysis, target)
+    new_module = _apply(analysis, plans, findings) if plans else None
+    findings.sort(key=lambda finding: (finding.line, finding.kind.value))
+    if new_module is None:
+        return MigrationResult(text, findings)
+    new_text = new_module.code
+    problem = _validate(new_text, target)
+    if problem:
+        kept = [finding for finding in findings if finding.kind is Kind.LEFT_ALONE]
+        first = min(plan.site.line for plan in plans)
+        return MigrationResult(text, [*kept, left_alone(first, "MSR099", problem)])
+    return MigrationResult(new_text, findings)
+
+
+def _validate(new_text: str, target: Version) -> Optional[str]:
+    try:
+        compile(new_text, "<rewritten>", "exec")
+    except SyntaxError as error:
+        return f"output does not compile: {error.msg} (line {error.lineno})"
+    try:
+        remaining = _actionable(new_text, target)
+    except ParseFailure as error:
+        return f"output does not parse: {error.message}"
+    if remaining:
+        return f"output is not a fixed point: {len(remaining)} site(s) would change again"
+    return None

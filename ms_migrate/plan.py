@@ -1,0 +1,286 @@
+"""Deciding, per GradOperation site, the exact functional form to emit or the reason to refuse.
+
+The decision depends on the flags, on how the op is applied, and on the target version (see
+``rules/autodiff_spellings.json``). Every refusal is a ``Finding`` with a code from
+``ms_migrate.findings.REASONS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import libcst as cst
+
+from ms_migrate.analysis.grad_ops import (
+    Application,
+    GradOpSite,
+    ModuleAnalysis,
+    Statement,
+    same_arguments,
+    same_code,
+)
+from ms_migrate.analysis.names import dotted_name
+from ms_migrate.findings import Finding, left_alone
+from ms_migrate.versions import Version, spelling_for
+
+# How grad_position is written: omitted (default 0), None (weights only), or explicit positions.
+GradPosition = Union[None, int, tuple[int, ...], str]
+DEFAULT_POSITION = "default"
+
+
+@dataclass
+class Plan:
+    """An exact functional replacement for one GradOperation site."""
+
+    site: GradOpSite
+    application: Application
+    module: str  # "mindspore" or "mindspore.ops": where value_and_grad/grad live for the target
+    net: cst.BaseExpression
+    grad_position: GradPosition
+    weights: Optional[cst.BaseExpression]
+    args: list[cst.Arg]  # the arguments the new function is called with
+    sens_param: bool = False
+    scaled_by: Optional[cst.BaseExpression] = None  # sens applied by scaling the forward output
+    forward: Optional[Statement] = None  # a forward call merged into value_and_grad
+    wrap_single: bool = False  # get_all on one input: GradOperation returns a 1-tuple
+    removals: list[Statement] = field(default_factory=list)
+
+    @property
+    def function_name(self) -> str:
+        return "value_and_grad" if self.forward is not None else "grad"
+
+    @property
+    def touched(self) -> list[Statement]:
+        statements = [*self.removals]
+        if self.application.statement is not None:
+            statements.append(self.application.statement)
+        return statements
+
+
+def _assign_target(statement: Statement) -> Optional[cst.BaseAssignTargetExpression]:
+    small = statement.small
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target
+    return None
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(_Names())
+    return found
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    node.visit(_Calls())
+    return bool(found)
+
+
+def _simple_target(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_simple_target(element.value) for element in target.elements)
+    return False
+
+
+def find_forward(
+    application: Application, net: cst.BaseExpression, args: list[cst.Arg]
+) -> Optional[Statement]:
+    """The `loss = net(args)` just before the grad call that value_and_grad can absorb.
+
+    Statements between the two are allowed only when they call nothing and touch neither the
+    forward's result nor its inputs: merging moves the forward past them.
+    """
+    statement = application.statement
+    assert statement is not None
+    skipped: list[cst.BaseStatement] = []
+    for index in range(statement.index - 1, -1, -1):
+        candidate = statement.block.body[index]
+        if application.binder is not None and candidate is application.binder.line:
+            continue
+        if not isinstance(candidate, cst.SimpleStatementLine) or len(candidate.body) != 1:
+            return None
+        small = candidate.body[0]
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return None
+        value = small.value
+        if (
+            isinstance(value, cst.Call)
+            and same_code(value.func, net)
+            and same_arguments(value.args, args)
+            and _simple_target(small.targets[0].target)
+        ):
+            used = _names(candidate)
+            if any(used & _names(other) for other in skipped):
+                return None
+            return Statement(candidate, statement.block, index)
+        if _has_call(small) or not isinstance(small.targets[0].target, cst.Name):
+            return None
+        skipped.append(candidate)
+    return None
+
+
+def _sens_source(
+    analysis: ModuleAnalysis, application: Application, sens: cst.BaseExpression
+) -> Optional[str]:
+    """Why this sens cannot be scaled into the forward exactly, or None if it can."""
+    function = application.function
+    if not isinstance(sens, cst.Name):
+        return "sens is an expression, not a variable built from the loss"
+    if function is not None and sens.value in {
+        param.name.value for param in (*function.params.params, *function.params.kwonly_params)
+    }:
+        return "MSR007"
+    statement = application.statement
+    assert statement is not None
+    for index in range(statement.index - 1, -1, -1):
+        candidate = statement.block.body[index]
+        if not isinstance(candidate, cst.SimpleStatementLine):
+            continue
+        for small in candidate.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == sens.value
+            ):
+                return None if _is_fill_like(small.value) else "sens is not built with fill/ones_like"
+    return "sens is not assigned in this function"
+
+
+_FILL_FUNCTIONS = {"fill", "Fill", "ones_like", "OnesLike", "full_like", "fill_", "full"}
+
+
+def _is_fill_like(value: cst.BaseExpression) -> bool:
+    """`fill(dtype(loss), shape(loss), scale)` and its spellings, possibly cast or scaled."""
+    if isinstance(value, cst.BinaryOperation):
+        return _is_fill_like(value.left) or _is_fill_like(value.right)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Call):  # P.Fill()(...), P.Cast()(fill(...), dtype)
+        func = func.func
+    name = dotted_name(func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if last in _FILL_FUNCTIONS:
+        return True
+    if last in ("cast", "Cast") and value.args:
+        return _is_fill_like(value.args[0].value)
+    return False
+
+
+def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Union[Plan, Finding]:
+    line = site.line
+    if site.flags is None:
+        return left_alone(line, "MSR002", site.flag_problem or "")
+    spelling = spelling_for(target)
+    if spelling.module is None:
+        return left_alone(line, "MSR001", f"target {target}")
+    if site.inherited_use:
+        return left_alone(line, "MSR003", "a subclass uses the op too")
+    if site.escapes:
+        lines = ", ".join(str(number) for number in sorted(set(site.escapes)))
+        return left_alone(line, "MSR003", f"line {lines}")
+    if site.placement == "other":
+        return left_alone(line, "MSR003", "created inside an expression")
+    if not site.applications:
+        return left_alone(line, "MSR012")
+    if len(site.applications) > 1:
+        lines = ", ".join(str(app.line) for app in site.applications)
+        return left_alone(line, "MSR004", f"applied at lines {lines}")
+    application = site.applications[0]
+    if application.function is None:
+        return left_alone(line, "MSR005", "applied at module level")
+    if site.placement == "attribute" and (
+        application.function.name.value != "construct"
+        or analysis.enclosing(application.function, cst.ClassDef) is not site.class_def
+    ):
+        return left_alone(line, "MSR005", f"applied in {application.function.name.value}()")
+    statement = application.statement
+    if statement is None or not isinstance(statement.small, cst.Assign):
+        return left_alone(line, "MSR009", "the grads are not assigned in a statement of their own")
+    if application.binder is not None and application.binder.block is not statement.block:
+        return left_alone(line, "MSR009", "the op is bound and called in different blocks")
+
+    flags = site.flags
+    inner_args = application.inner.args
+    if any(arg.keyword or arg.star for arg in inner_args):
+        return left_alone(line, "MSR009", "the op is called with keyword or starred arguments")
+    if len(inner_args) != (2 if flags.get_by_list else 1):
+        expected = "(net, weights)" if flags.get_by_list else "(net)"
+        return left_alone(line, "MSR009", f"expected op{expected}")
+    net = inner_args[0].value
+    weights = inner_args[1].value if flags.get_by_list else None
+
+    args = list(application.outer.args)
+    if any(arg.keyword for arg in args):
+        return left_alone(line, "MSR009", "keyword arguments to the grad function")
+    sens_param = False
+    scaled_by = None
+    if flags.sens_param:
+        if not args or args[-1].star:
+            return left_alone(line, "MSR007", "sens is hidden in *args")
+        sens = args[-1].value
+        if spelling.sens == "sens_param":
+            sens_param = True
+        else:
+            problem = _sens_source(analysis, application, sens)
+            if problem == "MSR007":
+                return left_alone(line, "MSR007", f"target {target} has no sens_param")
+            if problem:
+                return left_alone(line, "MSR008", f"{problem} (target {target})")
+            scaled_by = sens
+            args = args[:-1]
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+
+    wrap_single = False
+    position: GradPosition
+    inputs = args[:-1] if sens_param else args
+    if flags.get_all:
+        if any(arg.star for arg in inputs):
+            return left_alone(line, "MSR013")
+        if len(inputs) == 1:
+            if flags.get_by_list:
+                return left_alone(line, "MSR010", "get_all and get_by_list on a one-input network")
+            position, wrap_single = 0, True
+        else:
+            position = tuple(range(len(inputs)))
+    elif flags.get_by_list:
+        position = None
+    else:
+        position = DEFAULT_POSITION
+
+    plan = Plan(
+        site=site,
+        application=application,
+        module=spelling.module,
+        net=net,
+        grad_position=position,
+        weights=weights,
+        args=args,
+        sens_param=sens_param,
+        scaled_by=scaled_by,
+        wrap_single=wrap_single,
+    )
+    if not flags.sens_param and not wrap_single and statement.small.value is application.outer:
+        plan.forward = find_forward(application, net, args)
+    if site.placement in ("attribute", "module", "local") and site.statement is not None:
+        plan.removals.append(site.statement)
+    if application.binder is not None:
+        plan.removals.append(application.binder)
+    if plan.forward is not None:
+        plan.removals.append(plan.forward)
+    return plan

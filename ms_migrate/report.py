@@ -1,0 +1,76 @@
+"""Rendering results for people: unified diffs, finding lines and the one-line summary."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.text import Text
+
+from ms_migrate.findings import Finding, Kind
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=path if path.startswith("/") else f"a/{path}",
+        tofile=path if path.startswith("/") else f"b/{path}",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def print_diff(console: Console, diff: str) -> None:
+    for line in diff.splitlines():
+        style = next((style for prefix, style in _DIFF_STYLES if line.startswith(prefix)), "")
+        console.print(Text(line, style=style), soft_wrap=True)
+
+
+def finding_lines(path: str, findings: Iterable[Finding], verbose: bool) -> list[str]:
+    shown = []
+    for finding in findings:
+        if finding.kind is Kind.LEFT_ALONE or verbose:
+            shown.append(finding.render(path))
+    return shown
+
+
+@dataclass
+class Summary:
+    files_seen: int = 0
+    files_changed: int = 0
+    converted: int = 0
+    errors: int = 0
+    left_alone: Counter[str] = field(default_factory=Counter)
+
+    def add(self, findings: Iterable[Finding], changed: bool) -> None:
+        self.files_seen += 1
+        self.files_changed += changed
+        for finding in findings:
+            if finding.kind is Kind.CONVERTED:
+                self.converted += 1
+            elif finding.kind is Kind.LEFT_ALONE:
+                self.left_alone[finding.code] += 1
+
+    def render(self, dry_run: bool) -> str:
+        verb = "would change" if dry_run else "changed"
+        files = "file" if self.files_changed == 1 else "files"
+        text = (
+            f"{self.files_changed} {files} {verb} ({self.files_seen} checked), "
+            f"{self.converted} site{'s' * (self.converted != 1)} converted, "
+            f"{sum(self.left_alone.values())} left alone"
+        )
+        if self.left_alone:
+            reasons = ", ".join(f"{code} x{count}" for code, count in sorted(self.left_alone.items()))
+            text += f" ({reasons})"
+        if self.errors:
+            text += f", {self.errors} file{'s' * (self.errors != 1)} could not be processed"
+        return text

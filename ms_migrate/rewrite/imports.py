@@ -1,0 +1,233 @@
+"""Import bookkeeping for a rewrite: which name reaches `mindspore`, adding it, and dropping
+imports that the rewrite (and only the rewrite) left unused."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from ms_migrate.analysis.names import NameResolver, Scope
+
+# `import mindspore as ms` is the spelling MindSpore's own docs use.
+ALIAS_CANDIDATES = ("ms", "mindspore")
+
+
+@dataclass(frozen=True)
+class ModuleReference:
+    """How generated code spells a MindSpore module, and the import to add if any."""
+
+    expression: str
+    new_import: Optional[str] = None  # local name of an `import mindspore [as x]` to add
+
+
+class _LoadedNames(cst.CSTVisitor):
+    """Counts names in load position, which is what keeps an import alive."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.all_strings: set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        for part in (node.annotation, node.default):
+            if part is not None:
+                part.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] += 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # Names listed in __all__ are used by star-importers.
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == "__all__":
+                for string in _strings(node.value):
+                    self.all_strings.add(string)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # String annotations such as "ops.Tensor" keep names alive too; be conservative.
+        try:
+            value = node.evaluated_value
+        except Exception:
+            return
+        if isinstance(value, str) and value.isidentifier():
+            self.all_strings.add(value)
+
+
+def _strings(node: cst.BaseExpression) -> Iterable[str]:
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        for element in node.elements:
+            yield from _strings(element.value)
+    elif isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if isinstance(value, str):
+            yield value
+
+
+def loaded_names(module: cst.Module) -> Counter[str]:
+    visitor = _LoadedNames()
+    module.visit(visitor)
+    counts = visitor.counts
+    for name in visitor.all_strings:
+        counts[name] += 1
+    return counts
+
+
+def all_names(module: cst.Module) -> set[str]:
+    """Every name the file binds or reads, in any scope; a new import must avoid all of them."""
+    names: set[str] = set()
+
+    class _All(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            names.update(_local_name(alias, from_import=False) for alias in node.names)
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if not isinstance(node.names, cst.ImportStar):
+                names.update(_local_name(alias, from_import=True) for alias in node.names)
+            return False
+
+    module.visit(_All())
+    return names
+
+
+def module_reference(
+    resolver: NameResolver,
+    module_names: set[str],
+    qualified: str,
+    scopes: Iterable[Scope],
+    pending_import: Optional[str] = None,
+) -> Optional[ModuleReference]:
+    """Spell ``qualified`` (mindspore or mindspore.ops) at a point inside ``scopes``.
+
+    Reuses an existing alias when one is visible there; otherwise picks a name for a new
+    `import mindspore` that nothing in the file uses, so no local name is ever shadowed.
+    """
+    scopes = tuple(scopes)
+    if qualified != "mindspore":
+        alias = resolver.alias_for(qualified, scopes)
+        if alias is not None:
+            return ModuleReference(alias)
+        base = module_reference(resolver, module_names, "mindspore", scopes, pending_import)
+        if base is None:
+            return None
+        suffix = qualified[len("mindspore") :]
+        return ModuleReference(base.expression + suffix, base.new_import)
+    alias = resolver.alias_for("mindspore", scopes)
+    if alias is not None:
+        return ModuleReference(alias)
+    if pending_import is not None:
+        if not any(pending_import in resolver.locals_of(scope) for scope in scopes):
+            return ModuleReference(pending_import, pending_import)
+        return None
+    for candidate in ALIAS_CANDIDATES:
+        if candidate not in module_names and candidate not in resolver.rebound:
+            return ModuleReference(candidate, candidate)
+    return None
+
+
+def _import_statement(local: str) -> cst.SimpleStatementLine:
+    code = "import mindspore" if local == "mindspore" else f"import mindspore as {local}"
+    return cst.parse_statement(code)  # type: ignore[return-value]
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def add_import(module: cst.Module, local: str) -> cst.Module:
+    """Insert `import mindspore [as local]` after the last import that precedes any def/class."""
+    body = list(module.body)
+    position = 1 if body and _is_docstring(body[0]) else 0
+    mindspore_position = None
+    for index, statement in enumerate(body):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            break
+        if _is_import_line(statement):
+            position = index + 1
+            if "mindspore" in cst.Module(body=[]).code_for_node(statement):
+                mindspore_position = index + 1
+    # Next to the file's other MindSpore imports when there are any, else after the last import.
+    body.insert(mindspore_position or position, _import_statement(local))
+    return module.with_changes(body=body)
+
+
+def remove_unused_imports(module: cst.Module, candidates: set[str], before: Counter[str]) -> cst.Module:
+    """Drop import aliases in ``candidates`` that were used before the rewrite and are not now."""
+    after = loaded_names(module)
+    dead = {name for name in candidates if before[name] > 0 and after[name] == 0}
+    if not dead:
+        return module
+
+    class _Remover(cst.CSTTransformer):
+        def leave_Import(
+            self, original_node: cst.Import, updated_node: cst.Import
+        ) -> Union[cst.Import, cst.RemovalSentinel]:
+            return _filter_aliases(updated_node, dead)
+
+        def leave_ImportFrom(
+            self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
+        ) -> Union[cst.ImportFrom, cst.RemovalSentinel]:
+            if isinstance(updated_node.names, cst.ImportStar):
+                return updated_node
+            return _filter_aliases(updated_node, dead)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False  # only module-level imports are ours to remove
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    return module.visit(_Remover())
+
+
+def _local_name(alias: cst.ImportAlias, from_import: bool) -> str:
+    if alias.asname is not None:
+        return alias.asname.name.value  # type: ignore[union-attr]
+    full = cst.Module(body=[]).code_for_node(alias.name)
+    return full if from_import else full.split(".")[0]
+
+
+def _filter_aliases(node, dead: set[str]):  # type: ignore[no-untyped-def]
+    from_import = isinstance(node, cst.ImportFrom)
+    kept = [alias for alias in node.names if _local_name(alias, from_import) not in dead]
+    if len(kept) == len(node.names):
+        return node
+    if not kept:
+        return cst.RemovalSentinel.REMOVE
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    changes = {"names": kept}
+    if from_import and node.rpar is not None and len(kept) == 1:
+        changes.update(lpar=None, rpar=None)
+    return node.with_changes(**changes)

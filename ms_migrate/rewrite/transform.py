@@ -1,0 +1,144 @@
+"""Applying plans to a libcst tree: statement replacements and removals, comments kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ms_migrate.plan import DEFAULT_POSITION, Plan
+
+SCALED_FORWARD_NAME = "_scaled_forward"
+
+
+def _position_expression(position: object) -> cst.BaseExpression:
+    if position is None:
+        return cst.Name("None")
+    if isinstance(position, int):
+        return cst.Integer(str(position))
+    assert isinstance(position, tuple)
+    return cst.parse_expression("(" + ", ".join(str(index) for index in position) + ")")
+
+
+def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.Tuple) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+def build_call(plan: Plan, function: str, fn: cst.BaseExpression) -> cst.Call:
+    """`<function>(fn, position, weights[, sens_param=True])(args)`."""
+    inner_args = [cst.Arg(fn)]
+    if plan.grad_position != DEFAULT_POSITION or plan.weights is not None:
+        inner_args.append(cst.Arg(_position_expression(plan.grad_position)))
+    if plan.weights is not None:
+        inner_args.append(cst.Arg(plan.weights))
+    if plan.sens_param:
+        inner_args.append(
+            cst.Arg(
+                cst.Name("True"),
+                keyword=cst.Name("sens_param"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        )
+    inner = plan.application.inner.with_changes(func=cst.parse_expression(function), args=inner_args)
+    return plan.application.outer.with_changes(func=inner, args=plan.args)
+
+
+def scaled_forward_def(plan: Plan, name: str, module: cst.Module) -> cst.FunctionDef:
+    """A def whose output is the forward times sens: its plain gradient equals the seeded one.
+
+    d(f * s)/dw seeded with ones is exactly J^T s, the same numbers GradOperation computes when
+    seeded with s. A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad.
+    """
+    net = module.code_for_node(plan.net)
+    sens = module.code_for_node(plan.scaled_by)  # type: ignore[arg-type]
+    code = f"def {name}(*args):\n    return {net}(*args) * {sens}\n"
+    return cst.parse_statement(code)  # type: ignore[return-value]
+
+
+def new_statements(
+    plan: Plan, function_expression: str, module: cst.Module, helper_name: str
+) -> list[cst.BaseStatement]:
+    """The statements that replace the line holding the grad call."""
+    statement = plan.application.statement
+    assert statement is not None
+    line = statement.line
+    assign = statement.small
+    assert isinstance(assign, cst.Assign)
+    produced: list[cst.BaseStatement] = []
+    fn = plan.net
+    if plan.scaled_by is not None:
+        produced.append(scaled_forward_def(plan, helper_name, module))
+        fn = cst.Name(helper_name)
+    call = build_call(plan, function_expression, fn)
+    if plan.forward is not None:
+        forward_target = plan.forward.small.targets[0].target  # type: ignore[attr-defined]
+        grads_target = assign.targets[0].target
+        merged = cst.Tuple(
+            [
+                cst.Element(_parenthesize(forward_target)),
+                cst.Element(_parenthesize(grads_target)),
+            ],
+            lpar=[],
+            rpar=[],
+        )
+        new_assign = assign.with_changes(targets=[cst.AssignTarget(merged)], value=call)
+    else:
+        replacement: cst.BaseExpression = call
+        if plan.wrap_single:
+            replacement = cst.Tuple([cst.Element(call, comma=cst.Comma())])
+        new_assign = assign.deep_replace(plan.application.outer, replacement)
+    produced.append(line.with_changes(body=[new_assign]))
+    return produced
+
+
+class StatementEditor(cst.CSTTransformer):
+    """Replaces and removes whole statement lines, keeping their comments.
+
+    A removed line's own comment lines move to the next statement of its block (or the block's
+    footer), so explanatory comments, often in Chinese in real code, are never dropped.
+    """
+
+    def __init__(
+        self,
+        replacements: dict[int, Sequence[cst.BaseStatement]],
+        removals: set[int],
+    ) -> None:
+        self.replacements = replacements
+        self.removals = removals
+
+    def _edit_body(
+        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for before, after in zip(original, updated):
+            if id(before) in self.removals:
+                carried.extend(line for line in after.leading_lines if line.comment is not None)
+                trailing = getattr(after, "trailing_whitespace", None)
+                if trailing is not None and trailing.comment is not None:
+                    carried.append(cst.EmptyLine(comment=trailing.comment))
+                continue
+            new = list(self.replacements.get(id(before), [after]))
+            if id(before) in self.replacements:
+                new[0] = new[0].with_changes(leading_lines=[*after.leading_lines, *new[0].leading_lines])
+            if carried:
+                new[0] = new[0].with_changes(leading_lines=[*carried, *new[0].leading_lines])
+                carried = []
+            body.extend(new)
+        return body, carried
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body, carried = self._edit_body(original_node.body, updated_node.body)
+        if not body:
+            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
+            carried = []
+        footer = [*carried, *updated_node.footer]
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, carried = self._edit_body(original_node.body, updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])

@@ -1,0 +1,66 @@
+"""MS101: rewrite GradOperation train steps into mindspore.value_and_grad / mindspore.grad.
+
+Why: MindSpore 2.x documents the functional autodiff API as the way to take gradients
+(https://www.mindspore.cn/docs/en/r2.3/api_python/mindspore/mindspore.value_and_grad.html).
+One `value_and_grad` call returns the loss and the gradients from a single forward pass, where
+the legacy "forward, then GradOperation" pattern runs the forward twice in PYNATIVE mode unless
+`set_grad()` was called. GradOperation itself is not deprecated (nn.TrainOneStepCell still uses
+it), so this is a modernisation, reported as such.
+
+Fix safety: exact. Each emitted form returns the same numbers as the GradOperation it replaces,
+checked by running both on MindSpore CPU in PYNATIVE and GRAPH mode (tests/test_equivalence.py).
+Sites where exactness cannot be shown are left alone with a reason code (docs/reasons.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ms_migrate.plan import Plan
+
+ID = "MS101"
+TITLE = "GradOperation train step can use value_and_grad"
+SAFETY = "exact"
+MIN_TARGET = "1.8"  # ops.value_and_grad with weights; below this the site is left alone (MSR001)
+
+BEFORE = """\
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+AFTER = """\
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+
+    def construct(self, data, label):
+        loss, grads = mindspore.value_and_grad(self.network, None, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def describe(plan: Plan, function: str) -> str:
+    flags = plan.site.flags.describe() if plan.site.flags else ""
+    merged = ", forward merged" if plan.forward is not None else ""
+    sens = ""
+    if plan.sens_param:
+        sens = ", sens_param=True"
+    elif plan.scaled_by is not None:
+        sens = ", sens by forward scaling"
+    return f"GradOperation({flags}) -> {function}{merged}{sens}"

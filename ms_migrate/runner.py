@@ -1,0 +1,67 @@
+"""Running the pipeline over files: read, migrate, write (unless previewing), collect outcomes.
+
+Each file is independent, so a worker pool can take them in any order; results come back in the
+order the files were given so output is stable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate import sources
+from ms_migrate.engine import ParseFailure, migrate_text
+from ms_migrate.findings import Finding
+from ms_migrate.versions import Version
+
+
+@dataclass
+class FileOutcome:
+    path: Path
+    before: str = ""
+    after: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    error: Optional[str] = None
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.before != self.after
+
+
+def upgrade_file(path: Path, target: Version, write: bool) -> FileOutcome:
+    try:
+        source = sources.read_source(path)
+    except sources.SourceError as error:
+        return FileOutcome(path, error=str(error))
+    try:
+        result = migrate_text(source.text, target)
+    except ParseFailure as error:
+        return FileOutcome(path, source.text, source.text, error=f"{path}:{error.line}: {error.message}")
+    except RecursionError:
+        return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
+    outcome = FileOutcome(path, source.text, result.text, result.findings)
+    if write and outcome.changed:
+        try:
+            sources.write_source(source, result.text)
+            outcome.written = True
+        except sources.SourceError as error:
+            outcome.error = str(error)
+    return outcome
+
+
+def upgrade_files(
+    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1
+) -> Iterator[FileOutcome]:
+    work = partial(upgrade_file, target=target, write=write)
+    if jobs <= 1 or len(paths) < 2:
+        yield from map(work, paths)
+        return
+    workers = min(jobs, len(paths), os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 8)))

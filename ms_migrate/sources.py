@@ -1,0 +1,176 @@
+"""Finding, reading and writing source files: the only module that touches the filesystem.
+
+Reading keeps everything a rewrite must give back unchanged: the encoding (PEP 263 cookie or
+UTF-8 BOM), the newline style and the file mode. Writing is atomic: a temporary file in the same
+directory, then ``os.replace``, so an interrupted run never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import fnmatch
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "build",
+        "dist",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "node_modules",
+        "site-packages",
+    }
+)
+
+
+class SourceError(Exception):
+    """A file that cannot be read or written; ``line`` is 0 when no line is to blame."""
+
+    def __init__(self, path: Path, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A decoded Python file plus what is needed to write it back byte-for-byte alike."""
+
+    path: Path
+    text: str
+    encoding: str
+    has_bom: bool
+    mode: int
+    raw: bytes
+
+    def encode(self, text: str) -> bytes:
+        body = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + body if self.has_bom else body
+
+
+def _is_virtualenv(directory: Path) -> bool:
+    return (directory / "pyvenv.cfg").is_file()
+
+
+def _excluded(path: Path, excludes: Iterable[str]) -> bool:
+    text = path.as_posix()
+    return any(
+        fnmatch.fnmatch(text, pattern)
+        or fnmatch.fnmatch(path.name, pattern)
+        or fnmatch.fnmatch(text, f"*/{pattern}")
+        or fnmatch.fnmatch(text, f"{pattern}/*")
+        or fnmatch.fnmatch(text, f"*/{pattern}/*")
+        for pattern in excludes
+    )
+
+
+def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Path]:
+    """Yield the ``.py`` files under ``paths`` in a stable order.
+
+    A file named explicitly is always yielded (unless excluded), whatever its suffix, so that
+    pre-commit can hand us exactly the files it wants checked.
+    """
+    excludes = tuple(excludes)
+    seen: set[Path] = set()
+    for root in paths:
+        if root.is_file() or not root.exists():
+            if not _excluded(root, excludes) and root not in seen:
+                seen.add(root)
+                yield root
+            continue
+        for directory, subdirs, files in os.walk(root):
+            here = Path(directory)
+            subdirs[:] = sorted(
+                name
+                for name in subdirs
+                if name not in SKIPPED_DIRECTORIES
+                and not name.endswith(".egg-info")
+                and not _is_virtualenv(here / name)
+                and not _excluded(here / name, excludes)
+            )
+            for name in sorted(files):
+                path = here / name
+                if name.endswith(".py") and not _excluded(path, excludes) and path not in seen:
+                    seen.add(path)
+                    yield path
+
+
+def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
+    """Return (text, encoding, has_bom) following PEP 263 and the UTF-8 BOM."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:
+        raise SourceError(path, f"unknown encoding: {error}", 1) from error
+    has_bom = encoding == "utf-8-sig"
+    if has_bom:
+        encoding = "utf-8"
+        raw = raw[len(codecs.BOM_UTF8) :]
+    try:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        line = raw[: getattr(error, "start", 0)].count(b"\n") + 1
+        raise SourceError(path, f"cannot decode as {encoding}: {error}", line) from error
+    return text, encoding, has_bom
+
+
+def read_source(path: Path) -> SourceFile:
+    try:
+        raw = path.read_bytes()
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError as error:
+        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    text, encoding, has_bom = decode(path, raw)
+    return SourceFile(path=path, text=text, encoding=encoding, has_bom=has_bom, mode=mode, raw=raw)
+
+
+def write_source(source: SourceFile, new_text: str) -> None:
+    """Replace ``source.path`` with ``new_text`` atomically, keeping encoding, BOM and mode."""
+    try:
+        data = source.encode(new_text)
+    except UnicodeEncodeError as error:
+        raise SourceError(source.path, f"cannot encode as {source.encoding}: {error}") from error
+    directory = source.path.parent
+    # Root may write anything; a file without write bits is still the user's "do not touch".
+    if not os.access(source.path, os.W_OK) or not source.mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise SourceError(source.path, "file is read-only; left unchanged")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{source.path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise SourceError(source.path, f"cannot write next to the file: {error.strerror}") from error
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, source.mode)
+        os.replace(temporary, source.path)
+    except BaseException as error:
+        # Also on KeyboardInterrupt: the original stays whole and no temporary file is left.
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise SourceError(source.path, f"cannot write: {error.strerror or error}") from error
+        raise

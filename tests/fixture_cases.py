@@ -1,0 +1,63 @@
+"""Discovering golden fixture pairs under tests/fixtures/<rule>/."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_PRAGMA = re.compile(rb"#\s*fixture:(?P<body>[^\r\n]*)")
+
+
+@dataclass(frozen=True)
+class FixtureCase:
+    source: Path
+    expected: Optional[Path]  # None: the file must stay byte-identical
+    target: str
+    left_alone: frozenset[str]
+    expects_error: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.source.parent.name}/{self.source.stem}"
+
+    @property
+    def runnable(self) -> bool:
+        return self.expected is not None and b'if __name__ == "__main__":' in self.source.read_bytes()
+
+
+def _pragmas(*paths: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for path in paths:
+        if not path.exists():
+            continue
+        for match in _PRAGMA.finditer(path.read_bytes()):
+            for item in match.group("body").decode().split():
+                key, _, value = item.partition("=")
+                values[key] = value
+    return values
+
+
+def fixture_cases() -> list[FixtureCase]:
+    cases = []
+    for source in sorted(FIXTURES.glob("*/*.py")):
+        if source.name.startswith("_") or source.name.endswith(".expected.py"):
+            continue
+        expected = source.with_name(source.stem + ".expected.py")
+        unchanged = source.with_name(source.stem + ".unchanged")
+        if expected.exists() == unchanged.exists():
+            raise AssertionError(f"{source}: needs exactly one of .expected.py or .unchanged")
+        pragmas = _pragmas(source, unchanged)
+        codes = pragmas.get("left-alone", "")
+        cases.append(
+            FixtureCase(
+                source=source,
+                expected=expected if expected.exists() else None,
+                target=pragmas.get("target-version", "2.10"),
+                left_alone=frozenset(code for code in codes.split(",") if code),
+                expects_error="error" in pragmas,
+            )
+        )
+    return cases

@@ -1,0 +1,119 @@
+"""The command line, end to end on real files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ms_migrate.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ms_migrate", *args], capture_output=True, text=True)
+
+
+def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project)
+    before = snapshot(project)
+
+    preview = run("upgrade", "--dry-run", str(project))
+    assert preview.returncode == 1, preview.stderr
+    merged = "+        loss, grads = ms.value_and_grad(self.network, None, weights)(data, label)"
+    assert merged in preview.stdout
+    assert snapshot(project) == before
+
+    applied = run("upgrade", str(project))
+    assert applied.returncode == 0, applied.stderr
+    after = snapshot(project)
+    assert after != before
+    assert after["src/model.py"] == before["src/model.py"]
+    assert after["src/custom_cell.py"] == before["src/custom_cell.py"]
+    assert "custom_cell.py:10 MSR006" in applied.stderr
+
+    again = run("upgrade", "--dry-run", str(project))
+    assert again.returncode == 0, again.stdout
+    assert again.stdout == ""
+    assert snapshot(project) == after
+
+
+def test_syntax_error_exits_2_and_other_files_are_still_processed(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "syntax_error.py", tmp_path / "broken.py")
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "good.py")
+    broken = (tmp_path / "broken.py").read_bytes()
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'broken.py'}:4: syntax error" in result.output
+    assert "value_and_grad" in (tmp_path / "good.py").read_text()
+    assert (tmp_path / "broken.py").read_bytes() == broken
+
+
+def test_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "locked.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", target)
+    target.chmod(0o444)
+    original = target.read_bytes()
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(target)])
+    assert result.exit_code == 2
+    assert "read-only" in result.output
+    assert "Traceback" not in result.output
+    assert target.read_bytes() == original
+
+
+def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    for folder in (serial, parallel):
+        shutil.copytree(FIXTURES, folder)
+    CliRunner().invoke(main, ["upgrade", "-q", "--target-version", "2.8", str(serial)])
+    CliRunner().invoke(main, ["upgrade", "-q", "-j", "2", "--target-version", "2.8", str(parallel)])
+    assert snapshot(serial) == snapshot(parallel)
+    assert snapshot(serial) != snapshot(FIXTURES)
+
+
+def test_target_version_is_detected_from_requirements(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "target_1_7.py", tmp_path / "step.py")
+    (tmp_path / "requirements.txt").write_text("numpy\nmindspore-gpu==1.7.1\n")
+    result = CliRunner().invoke(main, ["upgrade", "--dry-run", str(tmp_path)])
+    assert "target MindSpore 1.7 (lowest allowed by requirements.txt: mindspore-gpu==1.7.1)" in result.output
+    assert "MSR001" in result.output
+    assert result.exit_code == 0
+
+
+def test_default_target_is_announced(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["upgrade", str(tmp_path)])
+    assert "target MindSpore 2.10 (default" in result.output
+    assert result.exit_code == 0
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert CliRunner().invoke(main, ["upgrade"]).exit_code == 2
+    bad = CliRunner().invoke(main, ["upgrade", "--target-version", "two", str(tmp_path)])
+    assert bad.exit_code == 2 and "not a MindSpore version" in bad.output
+    missing = CliRunner().invoke(main, ["upgrade", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
+
+
+def test_explain_and_rules() -> None:
+    rules = CliRunner().invoke(main, ["rules"])
+    assert rules.exit_code == 0 and "MS101" in rules.output and "MSR006" in rules.output
+    explained = CliRunner().invoke(main, ["explain", "msr003"])
+    assert explained.exit_code == 0 and "grad-op-escapes" in explained.output
+    assert CliRunner().invoke(main, ["explain", "XX1"]).exit_code == 2
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).with_name("ms-migrate")
+    completed = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert completed.returncode == 0 and "ms-migrate" in completed.stdout

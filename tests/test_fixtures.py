@@ -1,0 +1,38 @@
+"""Every golden fixture: output equals the expected file, compiles, and is a fixed point."""
+
+from __future__ import annotations
+
+import pytest
+
+from ms_migrate import sources
+from ms_migrate.engine import ParseFailure, migrate_text
+from ms_migrate.findings import Kind
+from ms_migrate.versions import Version
+from tests.fixture_cases import FixtureCase, fixture_cases
+
+CASES = fixture_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_fixture(case: FixtureCase) -> None:
+    source = sources.read_source(case.source)
+    target = Version.parse(case.target)
+    if case.expects_error:
+        with pytest.raises(ParseFailure):
+            migrate_text(source.text, target)
+        return
+    result = migrate_text(source.text, target)
+    produced = source.encode(result.text)
+    expected = case.expected.read_bytes() if case.expected else source.raw
+    assert produced == expected
+    compile(result.text, str(case.source), "exec")
+    assert migrate_text(result.text, target).text == result.text, "second run changed the output"
+    left_alone = {finding.code for finding in result.findings if finding.kind is Kind.LEFT_ALONE}
+    assert left_alone == case.left_alone
+    if case.expected is not None:
+        assert any(finding.kind is Kind.CONVERTED for finding in result.findings)
+
+
+def test_fixture_tree_has_both_kinds() -> None:
+    assert any(case.expected for case in CASES)
+    assert any(case.expected is None for case in CASES)

@@ -1,0 +1,108 @@
+"""File handling: encodings, newlines, modes, atomic writes, discovery."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from ms_migrate import sources
+
+
+def test_crlf_and_chinese_survive_a_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    raw = "# 中文注释\r\nx = 1\r\n".encode()
+    path.write_bytes(raw)
+    source = sources.read_source(path)
+    assert "\r\n" in source.text
+    sources.write_source(source, source.text.replace("x = 1", "x = 2"))
+    assert path.read_bytes() == raw.replace(b"x = 1", b"x = 2")
+
+
+def test_bom_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"\xef\xbb\xbfx = 1\n")
+    source = sources.read_source(path)
+    assert source.has_bom and not source.text.startswith("\ufeff")
+    sources.write_source(source, "x = 2\n")
+    assert path.read_bytes() == b"\xef\xbb\xbfx = 2\n"
+
+
+def test_pep263_cookie_encoding_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes("# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1"))
+    source = sources.read_source(path)
+    assert source.encoding == "iso-8859-1" and "café" in source.text
+    sources.write_source(source, source.text.replace("café", "cafés"))
+    assert path.read_bytes().decode("latin-1").endswith("'cafés'\n")
+
+
+def test_unknown_encoding_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"# -*- coding: klingon -*-\nx = 1\n")
+    with pytest.raises(sources.SourceError, match="unknown encoding"):
+        sources.read_source(path)
+
+
+def test_undecodable_bytes_report_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"x = 1\ny = '\xff'\n")
+    with pytest.raises(sources.SourceError) as error:
+        sources.read_source(path)
+    assert error.value.line == 2
+
+
+def test_write_keeps_mode_and_leaves_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "tool.py"
+    path.write_text("x = 1\n")
+    path.chmod(0o751)
+    sources.write_source(sources.read_source(path), "x = 2\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tool.py"]
+
+
+def test_read_only_file_is_reported_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "locked.py"
+    path.write_text("x = 1\n")
+    path.chmod(0o444)
+    source = sources.read_source(path)
+    with pytest.raises(sources.SourceError, match="read-only"):
+        sources.write_source(source, "x = 2\n")
+    assert path.read_text() == "x = 1\n"
+
+
+def test_interrupted_write_leaves_original_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("x = 1\n")
+    source = sources.read_source(path)
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sources.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sources.write_source(source, "x = 2\n")
+    assert path.read_text() == "x = 1\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.py"]
+
+
+def test_discovery_skips_tool_directories(tmp_path: Path) -> None:
+    for name in (
+        "pkg/a.py",
+        "pkg/b.txt",
+        ".git/c.py",
+        "build/d.py",
+        "venv/e.py",
+        "pkg/__pycache__/f.py",
+        "env2/g.py",
+        "env2/pyvenv.cfg",
+        "pkg/sub/h.py",
+    ):
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("")
+    found = [p.relative_to(tmp_path).as_posix() for p in sources.discover([tmp_path])]
+    assert found == ["pkg/a.py", "pkg/sub/h.py"]
+    excluded = [p.relative_to(tmp_path).as_posix() for p in sources.discover([tmp_path], ["sub"])]
+    assert excluded == ["pkg/a.py"]
