@@ -209,8 +209,10 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
     ):
         return left_alone(line, "MSR005", f"applied in {application.function.name.value}()")
     statement = application.statement
-    if statement is None or not isinstance(statement.small, cst.Assign):
-        return left_alone(line, "MSR009", "the grads are not assigned in a statement of their own")
+    if statement is None or not isinstance(
+        statement.small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
+    ):
+        return left_alone(line, "MSR009", "the grad call is not part of a plain statement")
     if application.binder is not None and application.binder.block is not statement.block:
         return left_alone(line, "MSR009", "the op is bound and called in different blocks")
 
@@ -233,6 +235,8 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         if not args or args[-1].star:
             return left_alone(line, "MSR007", "sens is hidden in *args")
         sens = args[-1].value
+        if isinstance(sens, (cst.Tuple, cst.List)):
+            return left_alone(line, "MSR008", "a tuple sens (one seed per output)")
         if spelling.sens == "sens_param":
             sens_param = True
         else:
@@ -245,6 +249,9 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
             args = args[:-1]
             if args:
                 args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            starred = [arg for arg in args if arg.star]
+            if starred and (len(args) != 1 or args[0].star != "*" or not flags.get_by_list or flags.get_all):
+                return left_alone(line, "MSR013", "starred inputs with forward scaling")
 
     wrap_single = False
     position: GradPosition
@@ -275,7 +282,12 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         scaled_by=scaled_by,
         wrap_single=wrap_single,
     )
-    if not flags.sens_param and not wrap_single and statement.small.value is application.outer:
+    if (
+        not flags.sens_param
+        and not wrap_single
+        and isinstance(statement.small, cst.Assign)
+        and statement.small.value is application.outer
+    ):
         plan.forward = find_forward(application, net, args)
     if site.placement in ("attribute", "module", "local") and site.statement is not None:
         plan.removals.append(site.statement)

@@ -61,3 +61,36 @@ def fixture_cases() -> list[FixtureCase]:
             )
         )
     return cases
+
+
+def write_missing_expectations() -> None:
+    """Dev aid: write `.expected.py` for new cases from the current output, for review by eye.
+
+    `python -m tests.fixture_cases` - then read every new file before committing it.
+    """
+    from ms_migrate import sources
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    for source in sorted(FIXTURES.glob("*/*.py")):
+        if source.name.startswith("_") or source.name.endswith(".expected.py"):
+            continue
+        expected = source.with_name(source.stem + ".expected.py")
+        unchanged = source.with_name(source.stem + ".unchanged")
+        if expected.exists() or unchanged.exists():
+            continue
+        read = sources.read_source(source)
+        target = _pragmas(source).get("target-version", "2.10")
+        result = migrate_text(read.text, Version.parse(target))
+        if result.text == read.text:
+            unchanged.write_text("")
+            print(f"unchanged: {unchanged}")
+        else:
+            expected.write_bytes(read.encode(result.text))
+            print(f"expected:  {expected}")
+        for finding in result.findings:
+            print("   ", finding.render(source.name))
+
+
+if __name__ == "__main__":
+    write_missing_expectations()

@@ -259,6 +259,26 @@ def _statement_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[State
     return Statement(line, block, index)
 
 
+_SCOPE_BOUNDARIES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef)
+
+
+def _enclosing_statement(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[Statement]:
+    """The one-statement line that evaluates ``node`` directly (not inside a lambda or a
+    comprehension, which would run it a different number of times)."""
+    current = analysis.parents.get(node)
+    while current is not None and not isinstance(current, cst.SimpleStatementLine):
+        if isinstance(current, _SCOPE_BOUNDARIES) or isinstance(current, cst.BaseCompoundStatement):
+            return None
+        current = analysis.parents.get(current)
+    if current is None or len(current.body) != 1:
+        return None
+    block = analysis.parents.get(current)
+    if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+        return None
+    index = next(i for i, statement in enumerate(block.body) if statement is current)
+    return Statement(current, block, index)
+
+
 def _describe_creation(analysis: ModuleAnalysis, call: cst.Call) -> GradOpSite:
     flags, problem = parse_flags(call)
     function = analysis.enclosing(call, cst.FunctionDef)
@@ -354,7 +374,7 @@ def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: cst.BaseExpr
     outer = analysis.parents.get(inner)
     if isinstance(outer, cst.Call) and outer.func is inner:
         site.applications.append(
-            Application(inner, outer, function, _statement_of(analysis, outer), line=analysis.line_of(inner))
+            Application(inner, outer, function, _enclosing_statement(analysis, outer), line=analysis.line_of(inner))
         )
         return
     # `g = op(net, weights)`, then `g(args)` in the same function.
@@ -379,7 +399,7 @@ def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: cst.BaseExpr
                     inner,
                     call,
                     function,
-                    _statement_of(analysis, call),
+                    _enclosing_statement(analysis, call),
                     binder=binder,
                     line=analysis.line_of(inner),
                 )

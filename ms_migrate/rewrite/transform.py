@@ -26,7 +26,9 @@ def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def build_call(plan: Plan, function: str, fn: cst.BaseExpression) -> cst.Call:
+def build_call(
+    plan: Plan, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]
+) -> cst.Call:
     """`<function>(fn, position, weights[, sens_param=True])(args)`."""
     inner_args = [cst.Arg(fn)]
     if plan.grad_position != DEFAULT_POSITION or plan.weights is not None:
@@ -42,19 +44,53 @@ def build_call(plan: Plan, function: str, fn: cst.BaseExpression) -> cst.Call:
             )
         )
     inner = plan.application.inner.with_changes(func=cst.parse_expression(function), args=inner_args)
-    return plan.application.outer.with_changes(func=inner, args=plan.args)
+    return plan.application.outer.with_changes(func=inner, args=args)
 
 
-def scaled_forward_def(plan: Plan, name: str, module: cst.Module) -> cst.FunctionDef:
-    """A def whose output is the forward times sens: its plain gradient equals the seeded one.
+def _parameter_names(args: list[cst.Arg], taken: set[str]) -> list[str]:
+    names: list[str] = []
+    for index, arg in enumerate(args):
+        value = arg.value
+        name = value.value if isinstance(value, cst.Name) else f"input_{index}"
+        while name in names or name in taken:
+            name = f"{name}_"
+        names.append(name)
+    return names
+
+
+def scaled_forward(
+    plan: Plan, name: str, module: cst.Module
+) -> tuple[cst.FunctionDef, list[cst.Arg]]:
+    """A def whose output is the forward times sens, and the arguments to call its grad with.
 
     d(f * s)/dw seeded with ones is exactly J^T s, the same numbers GradOperation computes when
-    seeded with s. A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad.
+    seeded with s. A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad. Its
+    parameters are explicit because GRAPH mode rejects `*args` in a differentiated function;
+    `*inputs` travels as one tuple argument instead.
     """
     net = module.code_for_node(plan.net)
     sens = module.code_for_node(plan.scaled_by)  # type: ignore[arg-type]
-    code = f"def {name}(*args):\n    return {net}(*args) * {sens}\n"
-    return cst.parse_statement(code)  # type: ignore[return-value]
+    taken = {name} | _names_in(plan.scaled_by)  # type: ignore[arg-type]
+    if len(plan.args) == 1 and plan.args[0].star == "*":
+        packed = _parameter_names([plan.args[0].with_changes(star="")], taken)[0]
+        code = f"def {name}({packed}):\n    return {net}(*{packed}) * {sens}\n"
+        call_args = [plan.args[0].with_changes(star="", comma=cst.MaybeSentinel.DEFAULT)]
+    else:
+        params = ", ".join(_parameter_names(plan.args, taken))
+        code = f"def {name}({params}):\n    return {net}({params}) * {sens}\n"
+        call_args = plan.args
+    return cst.parse_statement(code), call_args  # type: ignore[return-value]
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(_Names())
+    return found
 
 
 def new_statements(
@@ -64,17 +100,19 @@ def new_statements(
     statement = plan.application.statement
     assert statement is not None
     line = statement.line
-    assign = statement.small
-    assert isinstance(assign, cst.Assign)
+    small = statement.small
     produced: list[cst.BaseStatement] = []
     fn = plan.net
+    args = plan.args
     if plan.scaled_by is not None:
-        produced.append(scaled_forward_def(plan, helper_name, module))
+        definition, args = scaled_forward(plan, helper_name, module)
+        produced.append(definition)
         fn = cst.Name(helper_name)
-    call = build_call(plan, function_expression, fn)
+    call = build_call(plan, function_expression, fn, args)
     if plan.forward is not None:
         forward_target = plan.forward.small.targets[0].target  # type: ignore[attr-defined]
-        grads_target = assign.targets[0].target
+        assert isinstance(small, cst.Assign)
+        grads_target = small.targets[0].target
         merged = cst.Tuple(
             [
                 cst.Element(_parenthesize(forward_target)),
@@ -83,13 +121,13 @@ def new_statements(
             lpar=[],
             rpar=[],
         )
-        new_assign = assign.with_changes(targets=[cst.AssignTarget(merged)], value=call)
+        new_small = small.with_changes(targets=[cst.AssignTarget(merged)], value=call)
     else:
         replacement: cst.BaseExpression = call
         if plan.wrap_single:
             replacement = cst.Tuple([cst.Element(call, comma=cst.Comma())])
-        new_assign = assign.deep_replace(plan.application.outer, replacement)
-    produced.append(line.with_changes(body=[new_assign]))
+        new_small = small.deep_replace(plan.application.outer, replacement)
+    produced.append(line.with_changes(body=[new_small]))
     return produced
 
 
