@@ -7,12 +7,12 @@ planner's job (``ms_migrate.plan``); this module only describes what the code do
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ms_migrate.analysis.names import NameResolver, Scope
 
@@ -112,11 +112,15 @@ class ModuleAnalysis:
     sites: list[GradOpSite]
     inherited: list[InheritedUse]
     parents: dict[cst.CSTNode, cst.CSTNode]
-    positions: dict
+    wrapper: MetadataWrapper
     calls_set_grad: bool
+    _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        # Positions cost a full code generation pass; most validations never need one.
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        return self._positions[node].start.line
 
     def scopes_of(self, node: cst.CSTNode) -> list[Scope]:
         scopes: list[Scope] = []
@@ -230,11 +234,10 @@ class _Collector(cst.CSTVisitor):
 def analyse(wrapper: MetadataWrapper) -> ModuleAnalysis:
     module = wrapper.module
     parents = wrapper.resolve(ParentNodeProvider)
-    positions = wrapper.resolve(PositionProvider)
     resolver = NameResolver.for_module(module)
     collector = _Collector()
     module.visit(collector)
-    analysis = ModuleAnalysis(module, resolver, [], [], parents, positions, collector.calls_set_grad)
+    analysis = ModuleAnalysis(module, resolver, [], [], parents, wrapper, collector.calls_set_grad)
 
     for call in collector.calls:
         if resolver.qualified_name(call.func, analysis.scopes_of(call)) in GRAD_OPERATION:
@@ -267,7 +270,7 @@ def _enclosing_statement(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optiona
     comprehension, which would run it a different number of times)."""
     current = analysis.parents.get(node)
     while current is not None and not isinstance(current, cst.SimpleStatementLine):
-        if isinstance(current, _SCOPE_BOUNDARIES) or isinstance(current, cst.BaseCompoundStatement):
+        if isinstance(current, (*_SCOPE_BOUNDARIES, cst.BaseCompoundStatement)):
             return None
         current = analysis.parents.get(current)
     if current is None or len(current.body) != 1:
@@ -374,7 +377,13 @@ def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: cst.BaseExpr
     outer = analysis.parents.get(inner)
     if isinstance(outer, cst.Call) and outer.func is inner:
         site.applications.append(
-            Application(inner, outer, function, _enclosing_statement(analysis, outer), line=analysis.line_of(inner))
+            Application(
+                inner,
+                outer,
+                function,
+                _enclosing_statement(analysis, outer),
+                line=analysis.line_of(inner),
+            )
         )
         return
     # `g = op(net, weights)`, then `g(args)` in the same function.

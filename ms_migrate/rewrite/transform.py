@@ -26,9 +26,7 @@ def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def build_call(
-    plan: Plan, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]
-) -> cst.Call:
+def build_call(plan: Plan, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]) -> cst.Call:
     """`<function>(fn, position, weights[, sens_param=True])(args)`."""
     inner_args = [cst.Arg(fn)]
     if plan.grad_position != DEFAULT_POSITION or plan.weights is not None:
@@ -58,9 +56,7 @@ def _parameter_names(args: list[cst.Arg], taken: set[str]) -> list[str]:
     return names
 
 
-def scaled_forward(
-    plan: Plan, name: str, module: cst.Module
-) -> tuple[cst.FunctionDef, list[cst.Arg]]:
+def scaled_forward(plan: Plan, name: str, module: cst.Module) -> tuple[cst.FunctionDef, list[cst.Arg]]:
     """A def whose output is the forward times sens, and the arguments to call its grad with.
 
     d(f * s)/dw seeded with ones is exactly J^T s, the same numbers GradOperation computes when
