@@ -122,9 +122,13 @@ def find_forward(
             and same_arguments(value.args, args)
             and _simple_target(small.targets[0].target)
         ):
-            used = _names(candidate)
-            if any(used & _names(other) for other in skipped):
-                return None
+            # Moving the forward past the skipped lines must not change what either computes.
+            reads, writes = _names(value), _names(small.targets[0].target)
+            for other in skipped:
+                other_small = other.body[0]  # type: ignore[attr-defined]
+                other_writes = _names(other_small.targets[0].target)
+                if other_writes & reads or _names(other_small.value) & writes:
+                    return None
             return Statement(candidate, statement.block, index)
         if _has_call(small) or not isinstance(small.targets[0].target, cst.Name):
             return None

@@ -1,0 +1,120 @@
+"""Name resolution through imports and scopes, and import bookkeeping, on small inputs."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_migrate.analysis.names import NameResolver
+from ms_migrate.engine import migrate_text
+from ms_migrate.findings import Kind
+from ms_migrate.versions import Version
+
+CELL = """
+class Step(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.grad = {creation}
+
+    def construct(self, x, y):
+        loss = self.network(x, y)
+        grads = self.grad(self.network, self.optimizer.parameters)(x, y)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def upgrade(source: str, target: str = "2.10") -> str:
+    return migrate_text(source, Version.parse(target)).text
+
+
+def test_resolver_follows_every_import_form() -> None:
+    module = cst.parse_module(
+        "import mindspore\nimport mindspore.ops as P\nfrom mindspore.ops import composite as C\n"
+        "from mindspore.ops import GradOperation as G\nimport mindspore as ms\n"
+    )
+    resolver = NameResolver.for_module(module)
+    for spelling in (
+        "P.GradOperation",
+        "C.GradOperation",
+        "G",
+        "ms.ops.GradOperation",
+        "mindspore.ops.composite.base.GradOperation",
+    ):
+        qualified = resolver.qualified_name(cst.parse_expression(spelling))
+        assert qualified is not None and qualified.endswith("GradOperation"), spelling
+
+
+def test_function_parameter_shadows_module_alias() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)"
+    ).replace("def __init__(self, network, optimizer)", "def __init__(self, network, optimizer, C=None)")
+    result = migrate_text(source, Version(2, 10))
+    assert result.text == source and not result.findings
+
+
+def test_import_used_elsewhere_is_kept_and_partial_from_import_is_trimmed() -> None:
+    source = (
+        "import mindspore.nn as nn\nfrom mindspore.ops import GradOperation, HyperMap\n"
+        + CELL.format(creation="GradOperation(get_by_list=True)")
+        + "\nMAP = HyperMap()\n"
+    )
+    output = upgrade(source)
+    assert "from mindspore.ops import HyperMap\n" in output
+    assert "GradOperation" not in output
+
+
+def test_import_already_unused_before_is_not_touched() -> None:
+    source = (
+        "import numpy\nimport mindspore.nn as nn\nimport mindspore as ms\n"
+        "from mindspore.ops import composite as C\n"
+        + CELL.format(creation="C.GradOperation(get_by_list=True)")
+    )
+    output = upgrade(source)
+    assert "import numpy\n" in output
+    assert "from mindspore.ops import composite as C" not in output
+    assert "ms.value_and_grad(self.network, None, self.optimizer.parameters)(x, y)" in output
+
+
+def test_name_listed_in_dunder_all_keeps_its_import() -> None:
+    source = (
+        "import mindspore.nn as nn\nfrom mindspore.ops import GradOperation\n"
+        "__all__ = ['GradOperation', 'Step']\n"
+        + CELL.format(creation="GradOperation(get_by_list=True)")
+    )
+    assert "from mindspore.ops import GradOperation\n" in upgrade(source)
+
+
+def test_new_alias_avoids_names_bound_anywhere() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)"
+    ).replace("loss = self.network(x, y)", "ms = 1\n        loss = self.network(x, y)")
+    output = upgrade(source)
+    assert "import mindspore\n" in output and "mindspore.value_and_grad" in output
+
+
+def test_forward_is_not_merged_across_a_call() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)"
+    ).replace("loss = self.network(x, y)", "loss = self.network(x, y)\n        self.log(loss)")
+    output = upgrade(source)
+    assert "loss = self.network(x, y)" in output and "value_and_grad" not in output
+
+
+def test_forward_merged_across_a_pure_alias() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)"
+    ).replace("loss = self.network(x, y)", "loss = self.network(x, y)\n        params = self.weights")
+    assert "loss, grads = ms.value_and_grad" in upgrade(source)
+
+
+def test_every_left_alone_site_has_a_documented_code() -> None:
+    from ms_migrate.findings import REASONS
+
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=flag)"
+    )
+    findings = migrate_text(source, Version(2, 10)).findings
+    assert [finding.kind for finding in findings] == [Kind.LEFT_ALONE]
+    assert findings[0].code in REASONS and findings[0].line == 9
