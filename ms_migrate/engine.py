@@ -116,6 +116,11 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding])
         findings.append(converted(plan.site.line, MS101.ID, MS101.describe(plan, function)))
         if plan.forward is not None and not analysis.calls_set_grad:
             findings.append(note(plan.site.line, "MSN001"))
+        if plan.forward is not None and isinstance(
+            plan.forward.small.targets[0].target,  # type: ignore[attr-defined]
+            (cst.Tuple, cst.List),
+        ):
+            findings.append(note(plan.site.line, "MSN002"))
         applied += 1
     if not applied:
         return None

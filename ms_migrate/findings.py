@@ -132,6 +132,9 @@ REASONS: dict[str, Reason] = _reasons(
 NOTES: dict[str, str] = {
     "MSN001": "PYNATIVE: the legacy forward ran twice unless network.set_grad() was called; the "
     "merged value_and_grad runs it once, so BatchNorm statistics and Dropout masks can differ.",
+    "MSN002": "the network returns several outputs and the gradient is of their sum, as it was "
+    "with GradOperation; if only the first output is the loss, value_and_grad(..., has_aux=True) "
+    "is probably what was meant (a deliberate change of numbers, not made here).",
 }
 
 

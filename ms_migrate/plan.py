@@ -7,6 +7,7 @@ The decision depends on the flags, on how the op is applied, and on the target v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -66,11 +67,16 @@ def _assign_target(statement: Statement) -> Optional[cst.BaseAssignTargetExpress
 
 
 def _names(node: cst.CSTNode) -> set[str]:
+    """Variable names read or written in ``node`` (attribute names like the x of a.x excluded)."""
     found: set[str] = set()
 
     class _Names(cst.CSTVisitor):
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
 
     node.visit(_Names())
     return found
@@ -136,10 +142,59 @@ def find_forward(
     return None
 
 
-def _sens_source(
-    analysis: ModuleAnalysis, application: Application, sens: cst.BaseExpression
+def _assignment_before(block_body: Sequence[cst.BaseStatement], index: int, name: str):  # type: ignore[no-untyped-def]
+    """The nearest `name = value` above ``index`` in the same block, with its index."""
+    for position in range(index - 1, -1, -1):
+        candidate = block_body[position]
+        if not isinstance(candidate, cst.SimpleStatementLine):
+            continue
+        for small in candidate.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == name
+            ):
+                return small.value, position
+    return None, -1
+
+
+def _is_tuple_valued(function: Optional[cst.FunctionDef], name: str) -> bool:
+    """True if ``name`` is ever built as a tuple or list (one sens per output) in ``function``."""
+    if function is None:
+        return False
+    found = []
+
+    class _Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if (
+                    isinstance(target.target, cst.Name)
+                    and target.target.value == name
+                    and isinstance(node.value, (cst.Tuple, cst.List))
+                ):
+                    found.append(node)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                found.append(node)
+
+    function.visit(_Bindings())
+    return bool(found)
+
+
+def _sens_problem(
+    application: Application,
+    sens: cst.BaseExpression,
+    net: cst.BaseExpression,
+    inputs: Sequence[cst.Arg],
 ) -> Optional[str]:
-    """Why this sens cannot be scaled into the forward exactly, or None if it can."""
+    """Why scaling the forward by this sens might not be exact, or None when it is.
+
+    Exact means: sens is a uniform fill whose shape and dtype come from this very network's
+    output on these very inputs, so `net(inputs) * sens` seeds backprop exactly as GradOperation
+    did.
+    """
     function = application.function
     if not isinstance(sens, cst.Name):
         return "sens is an expression, not a variable built from the loss"
@@ -149,19 +204,21 @@ def _sens_source(
         return "MSR007"
     statement = application.statement
     assert statement is not None
-    for index in range(statement.index - 1, -1, -1):
-        candidate = statement.block.body[index]
-        if not isinstance(candidate, cst.SimpleStatementLine):
-            continue
-        for small in candidate.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and small.targets[0].target.value == sens.value
-            ):
-                return None if _is_fill_like(small.value) else "sens is not built with fill/ones_like"
-    return "sens is not assigned in this function"
+    body = statement.block.body
+    value, position = _assignment_before(body, statement.index, sens.value)
+    if value is None:
+        return "sens is not assigned in this function"
+    if not _is_fill_like(value):
+        return "sens is not built with fill/ones_like"
+    for name in _names(value) - {"self"}:
+        source, _ = _assignment_before(body, position, name)
+        if (
+            isinstance(source, cst.Call)
+            and same_code(source.func, net)
+            and same_arguments(source.args, inputs)
+        ):
+            return None
+    return "the shape of sens does not come from this network's output"
 
 
 _FILL_FUNCTIONS = {"fill", "Fill", "ones_like", "OnesLike", "full_like", "fill_", "full"}
@@ -228,6 +285,8 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         expected = "(net, weights)" if flags.get_by_list else "(net)"
         return left_alone(line, "MSR009", f"expected op{expected}")
     net = inner_args[0].value
+    if isinstance(net, cst.Lambda):
+        return left_alone(line, "MSR009", "a lambda network (GRAPH mode cannot parse it in grad)")
     weights = inner_args[1].value if flags.get_by_list else None
 
     args = list(application.outer.args)
@@ -239,12 +298,14 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         if not args or args[-1].star:
             return left_alone(line, "MSR007", "sens is hidden in *args")
         sens = args[-1].value
-        if isinstance(sens, (cst.Tuple, cst.List)):
+        if isinstance(sens, (cst.Tuple, cst.List)) or (
+            isinstance(sens, cst.Name) and _is_tuple_valued(application.function, sens.value)
+        ):
             return left_alone(line, "MSR008", "a tuple sens (one seed per output)")
         if spelling.sens == "sens_param":
             sens_param = True
         else:
-            problem = _sens_source(analysis, application, sens)
+            problem = _sens_problem(application, sens, net, args[:-1])
             if problem == "MSR007":
                 return left_alone(line, "MSR007", f"target {target} has no sens_param")
             if problem:

@@ -80,8 +80,7 @@ def test_import_already_unused_before_is_not_touched() -> None:
 def test_name_listed_in_dunder_all_keeps_its_import() -> None:
     source = (
         "import mindspore.nn as nn\nfrom mindspore.ops import GradOperation\n"
-        "__all__ = ['GradOperation', 'Step']\n"
-        + CELL.format(creation="GradOperation(get_by_list=True)")
+        "__all__ = ['GradOperation', 'Step']\n" + CELL.format(creation="GradOperation(get_by_list=True)")
     )
     assert "from mindspore.ops import GradOperation\n" in upgrade(source)
 
@@ -118,3 +117,11 @@ def test_every_left_alone_site_has_a_documented_code() -> None:
     findings = migrate_text(source, Version(2, 10)).findings
     assert [finding.kind for finding in findings] == [Kind.LEFT_ALONE]
     assert findings[0].code in REASONS and findings[0].line == 9
+
+
+def test_multi_output_merge_notes_the_summed_gradient() -> None:
+    from tests.fixture_cases import FIXTURES
+
+    source = (FIXTURES / "ms101" / "multi_output_sum_note.py").read_text()
+    codes = [finding.code for finding in migrate_text(source, Version(2, 10)).findings]
+    assert codes.count("MS101") == 1 and "MSN002" in codes

@@ -123,8 +123,17 @@ def new_statements(
         if plan.wrap_single:
             replacement = cst.Tuple([cst.Element(call, comma=cst.Comma())])
         new_small = small.deep_replace(plan.application.outer, replacement)
-    produced.append(line.with_changes(body=[new_small]))
+    produced.append(line.with_changes(body=[new_small], leading_lines=[]))
+    # The replaced line's own blank lines and comments go before whatever now comes first.
+    produced[0] = produced[0].with_changes(leading_lines=line.leading_lines)
     return produced
+
+
+def _join_lines(carried: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """Comments of removed lines, then the next line's own; blank lines are not stacked up."""
+    if any(line.comment is None for line in own):
+        carried = [line for line in carried if line.comment is not None]
+    return [*carried, *own]
 
 
 class StatementEditor(cst.CSTTransformer):
@@ -149,16 +158,14 @@ class StatementEditor(cst.CSTTransformer):
         carried: list[cst.EmptyLine] = []
         for before, after in zip(original, updated):
             if id(before) in self.removals:
-                carried.extend(line for line in after.leading_lines if line.comment is not None)
+                carried.extend(after.leading_lines)
                 trailing = getattr(after, "trailing_whitespace", None)
                 if trailing is not None and trailing.comment is not None:
                     carried.append(cst.EmptyLine(comment=trailing.comment))
                 continue
             new = list(self.replacements.get(id(before), [after]))
-            if id(before) in self.replacements:
-                new[0] = new[0].with_changes(leading_lines=[*after.leading_lines, *new[0].leading_lines])
             if carried:
-                new[0] = new[0].with_changes(leading_lines=[*carried, *new[0].leading_lines])
+                new[0] = new[0].with_changes(leading_lines=_join_lines(carried, new[0].leading_lines))
                 carried = []
             body.extend(new)
         return body, carried
@@ -167,6 +174,7 @@ class StatementEditor(cst.CSTTransformer):
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
         body, carried = self._edit_body(original_node.body, updated_node.body)
+        carried = [line for line in carried if line.comment is not None]
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
             carried = []
@@ -175,4 +183,5 @@ class StatementEditor(cst.CSTTransformer):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body, carried = self._edit_body(original_node.body, updated_node.body)
+        carried = [line for line in carried if line.comment is not None]
         return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
