@@ -294,7 +294,13 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         return left_alone(line, "MSR009", "keyword arguments to the grad function")
     sens_param = False
     scaled_by = None
-    if flags.sens_param:
+    if flags.sens_param and spelling.sens == "sens_param" and args and args[-1].star:
+        # From 2.8 the functional form takes sens from the last argument at run time, exactly
+        # as GradOperation did, so sens inside *args needs no knowing.
+        if flags.get_all:
+            return left_alone(line, "MSR013", "get_all with sens inside *args")
+        sens_param = True
+    elif flags.sens_param:
         if not args or args[-1].star:
             return left_alone(line, "MSR007", "sens is hidden in *args")
         sens = args[-1].value
