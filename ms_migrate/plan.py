@@ -21,7 +21,7 @@ from ms_migrate.analysis.grad_ops import (
     same_arguments,
     same_code,
 )
-from ms_migrate.analysis.names import dotted_name
+from ms_migrate.analysis.names import dotted_name, variable_names
 from ms_migrate.findings import Finding, left_alone
 from ms_migrate.versions import Version, spelling_for
 
@@ -64,22 +64,6 @@ def _assign_target(statement: Statement) -> Optional[cst.BaseAssignTargetExpress
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
         return small.targets[0].target
     return None
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    """Variable names read or written in ``node`` (attribute names like the x of a.x excluded)."""
-    found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-    node.visit(_Names())
-    return found
 
 
 def _has_call(node: cst.CSTNode) -> bool:
@@ -129,11 +113,11 @@ def find_forward(
             and _simple_target(small.targets[0].target)
         ):
             # Moving the forward past the skipped lines must not change what either computes.
-            reads, writes = _names(value), _names(small.targets[0].target)
+            reads, writes = variable_names(value), variable_names(small.targets[0].target)
             for other in skipped:
                 other_small = other.body[0]  # type: ignore[attr-defined]
-                other_writes = _names(other_small.targets[0].target)
-                if other_writes & reads or _names(other_small.value) & writes:
+                other_writes = variable_names(other_small.targets[0].target)
+                if other_writes & reads or variable_names(other_small.value) & writes:
                     return None
             return Statement(candidate, statement.block, index)
         if _has_call(small) or not isinstance(small.targets[0].target, cst.Name):
@@ -210,7 +194,7 @@ def _sens_problem(
         return "sens is not assigned in this function"
     if not _is_fill_like(value):
         return "sens is not built with fill/ones_like"
-    for name in _names(value) - {"self"}:
+    for name in variable_names(value) - {"self"}:
         source, _ = _assignment_before(body, position, name)
         if (
             isinstance(source, cst.Call)

@@ -249,10 +249,8 @@ def analyse(wrapper: MetadataWrapper) -> ModuleAnalysis:
     return analysis
 
 
-def _statement_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[Statement]:
-    """The simple statement line that directly holds ``node`` as its only small statement."""
-    small = analysis.parents.get(node)
-    line = analysis.parents.get(small) if small is not None else None
+def _as_statement(analysis: ModuleAnalysis, line: object) -> Optional[Statement]:
+    """``line`` with its block and position, if it is a one-statement line in a block."""
     if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
         return None
     block = analysis.parents.get(line)
@@ -260,6 +258,12 @@ def _statement_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[State
         return None
     index = next(i for i, statement in enumerate(block.body) if statement is line)
     return Statement(line, block, index)
+
+
+def _statement_of(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optional[Statement]:
+    """The simple statement line that directly holds ``node`` as its only small statement."""
+    small = analysis.parents.get(node)
+    return _as_statement(analysis, analysis.parents.get(small) if small is not None else None)
 
 
 _SCOPE_BOUNDARIES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef)
@@ -273,13 +277,7 @@ def _enclosing_statement(analysis: ModuleAnalysis, node: cst.CSTNode) -> Optiona
         if isinstance(current, (*_SCOPE_BOUNDARIES, cst.BaseCompoundStatement)):
             return None
         current = analysis.parents.get(current)
-    if current is None or len(current.body) != 1:
-        return None
-    block = analysis.parents.get(current)
-    if not isinstance(block, (cst.Module, cst.IndentedBlock)):
-        return None
-    index = next(i for i, statement in enumerate(block.body) if statement is current)
-    return Statement(current, block, index)
+    return _as_statement(analysis, current)
 
 
 def _describe_creation(analysis: ModuleAnalysis, call: cst.Call) -> GradOpSite:

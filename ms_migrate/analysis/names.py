@@ -26,6 +26,22 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def variable_names(node: cst.CSTNode) -> set[str]:
+    """Variable names read or written in ``node``; the attribute part of ``a.x`` is not one."""
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(_Names())
+    return found
+
+
 def _import_module_name(node: Union[cst.Attribute, cst.Name]) -> str:
     name = dotted_name(node)
     assert name is not None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ms_migrate.analysis.names import variable_names
 from ms_migrate.plan import DEFAULT_POSITION, Plan
 
 SCALED_FORWARD_NAME = "_scaled_forward"
@@ -66,7 +67,7 @@ def scaled_forward(plan: Plan, name: str, module: cst.Module) -> tuple[cst.Funct
     """
     net = module.code_for_node(plan.net)
     sens = module.code_for_node(plan.scaled_by)  # type: ignore[arg-type]
-    taken = {name} | _names_in(plan.scaled_by)  # type: ignore[arg-type]
+    taken = {name} | variable_names(plan.scaled_by)  # type: ignore[arg-type]
     if len(plan.args) == 1 and plan.args[0].star == "*":
         packed = _parameter_names([plan.args[0].with_changes(star="")], taken)[0]
         code = f"def {name}({packed}):\n    return {net}(*{packed}) * {sens}\n"
@@ -76,17 +77,6 @@ def scaled_forward(plan: Plan, name: str, module: cst.Module) -> tuple[cst.Funct
         code = f"def {name}({params}):\n    return {net}({params}) * {sens}\n"
         call_args = plan.args
     return cst.parse_statement(code), call_args  # type: ignore[return-value]
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_Names())
-    return found
 
 
 def new_statements(
