@@ -3,7 +3,7 @@
 The child sets its own ``RLIMIT_AS`` first thing (``preexec_fn`` is unsafe when the parent runs
 workers from threads). Script mode uses this module as a launcher:
 
-    python -m ms_migrate.verify.limits --memory BYTES script.py [args...]
+    python -m ms_migrate.verify.limits --memory BYTES [--seed N] script.py [args...]
 """
 
 from __future__ import annotations
@@ -28,14 +28,39 @@ def apply_memory_limit(limit_bytes: Optional[int]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, hard))
 
 
+def seed_everything(seed: int, mindspore: bool) -> None:
+    """Both scripts start from the same random state: unseeded initialisers then agree.
+
+    MindSpore's parameter initialisers draw from its global seed, so two runs of a script that
+    builds ``nn.Dense`` without weights would otherwise differ before any rewrite is involved.
+    MindSpore is imported here only for a script that uses it anyway (the import costs seconds).
+    """
+    import random
+
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+        if mindspore:
+            import mindspore as ms
+
+            ms.set_seed(seed)
+    except ImportError:
+        pass
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ms_migrate.verify.limits")
     parser.add_argument("--memory", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     arguments = parser.parse_args(argv)
     apply_memory_limit(arguments.memory)
     script = Path(arguments.script).resolve()
+    if arguments.seed is not None:
+        seed_everything(arguments.seed, b"mindspore" in script.read_bytes())
     sys.argv = [str(script), *arguments.args]
     sys.path[0] = str(script.parent)  # as `python script.py` would have it
     runpy.run_path(str(script), run_name="__main__")

@@ -5,7 +5,8 @@ any other line contributes each number written in it, so ``print(epoch, loss)`` 
 scripts see ``MS_MIGRATE_MODE`` (pynative or graph) and ``MS_MIGRATE_DEVICE`` and may use them to
 set MindSpore's context; a script that ignores them runs as it is written.
 
-Each run gets the timeout and the memory limit, through ``python -m ms_migrate.verify.limits``.
+Each run gets the timeout, the memory limit and the same seeds (Python, numpy, MindSpore), through
+``python -m ms_migrate.verify.limits``.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def printed_numbers(stdout: str) -> list[list[float]]:
 
 def run_script(script: Path, mode: str, options: VerifyOptions) -> ScriptRun:
     command = [options.interpreter, "-m", "ms_migrate.verify.limits"]
-    command += ["--memory", str(options.memory_limit_bytes or 0), str(script)]
+    command += ["--memory", str(options.memory_limit_bytes or 0), "--seed", str(options.seed), str(script)]
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
