@@ -51,6 +51,7 @@ class VerifyOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, and per module import
     memory_limit_mb: Optional[int] = None  # None: the device's default; 0: no limit
     python: Optional[str] = None  # interpreter with MindSpore; default: this one
+    workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
 
     @property

@@ -1,9 +1,9 @@
-"""Worker processes seen from the parent: one per mode, fed a job, watched with a timeout per site,
-and restarted past a crash so that one bad site never costs the others their results.
+"""Worker processes seen from the parent: a few workers pull (site, mode) tasks from one queue,
+each task watched with a timeout, and a worker that crashes or overruns is replaced, so one bad
+site never costs the others their results.
 
-Modes run side by side (one thread each, waiting on its worker's pipe). A worker that dies or
-overruns is killed with its process group; the site it was running is reported with the reason,
-and a fresh worker picks up the sites that are left.
+One queue for both modes keeps every core busy to the end: GRAPH tasks cost about twice as much
+as PYNATIVE ones, so one worker per mode would leave a core idle while GRAPH catches up.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import signal
 import subprocess
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -25,15 +25,17 @@ from ms_migrate.verify.model import Verdict, VerifyOptions
 
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
 STARTUP_TIMEOUT_S = 180.0
+MAX_AUTO_WORKERS = 4
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
-def worker_environment(mode: str, device: str) -> dict[str, str]:
+def worker_environment(mode: Optional[str], device: str) -> dict[str, str]:
     env = dict(os.environ)
     # The worker must import this very ms_migrate, installed or not.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
     env.setdefault("GLOG_v", "3")  # MindSpore's C++ logger: errors only
-    env["MS_MIGRATE_MODE"] = mode
+    if mode:  # a worker sets it per task itself
+        env["MS_MIGRATE_MODE"] = mode
     env["MS_MIGRATE_DEVICE"] = device
     return env
 
@@ -64,7 +66,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             cwd=workdir,  # MindSpore writes rank_0/ and analyze_fail.ir into the working directory
-            env=worker_environment(job["mode"], job["device"]),
+            env=worker_environment(None, job["device"]),
             start_new_session=True,  # its own process group, so a kill takes its children too
             text=True,
             encoding="utf-8",
@@ -73,12 +75,25 @@ class Worker:
             Worker._live.add(self)
         self.events: queue.Queue[Optional[str]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
+        self.send(job)
+
+    def send(self, message: dict) -> bool:
+        """One line to the worker; False if it is gone (its exit status will say why)."""
         try:
             assert self.process.stdin is not None
-            self.process.stdin.write(json.dumps(job))
-            self.process.stdin.close()
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+            return True
         except OSError:
-            pass  # it died already; the empty stream and the exit status will say why
+            return False
+
+    def finish(self) -> None:
+        """No more tasks: the worker exits when it reads the end of its stdin."""
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=30)
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -132,83 +147,116 @@ class Worker:
             worker.stop()
 
 
-def _job(files: Sequence[dict], pending: set[int], mode: str, options: VerifyOptions) -> dict:
-    selected = []
-    for file_job in files:
-        sites = [site for site in file_job["sites"] if site["id"] in pending]
-        if sites:
-            selected.append({**file_job, "sites": sites})
+def _setup(files: Sequence[dict], options: VerifyOptions) -> dict:
     return {
-        "mode": mode,
         "device": options.device,
         "steps": options.steps,
         "rtol": options.rtol,
         "atol": options.atol,
         "seed": options.seed,
-        "files": selected,
+        "files": list(files),
     }
 
 
-def run_mode(files: Sequence[dict], mode: str, options: VerifyOptions, workdir: Path) -> dict[int, dict]:
-    """Results by site id for every site in ``files``, in one mode."""
-    order = [site["id"] for file_job in files for site in file_job["sites"]]
-    results: dict[int, dict] = {}
+Task = tuple[int, str]  # (site id, mode)
+
+
+class Schedule:
+    """The shared task queue and the results, for the worker threads."""
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self.pending: deque[Task] = deque(tasks)
+        self.results: dict[Task, dict] = {}
+        self.lock = threading.Lock()
+
+    def take(self) -> Optional[Task]:
+        with self.lock:
+            return self.pending.popleft() if self.pending else None
+
+    def record(self, task: Task, result: dict) -> None:
+        with self.lock:
+            self.results[task] = result
+
+    def fail_all(self, reason: str, also: Optional[Task] = None) -> None:
+        """Nothing can run (no MindSpore, no device): every remaining task gets the reason."""
+        with self.lock:
+            for task in [*([also] if also else []), *self.pending]:
+                self.results[task] = not_run(reason)
+            self.pending.clear()
+
+
+def _await(worker: Worker, timeout: float) -> tuple[Optional[dict], str]:
+    """The next event, or None and why none came (timeout, or the worker's death)."""
+    try:
+        event = worker.next_event(timeout)
+    except queue.Empty:
+        return None, f"timed out after {timeout:g} s"
+    if event is None:
+        return None, worker.death()
+    return event, ""
+
+
+def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Path) -> None:
+    """One worker slot: start a worker, feed it tasks, replace it when it dies or overruns."""
     while True:
-        pending = [site for site in order if site not in results]
-        if not pending:
-            return results
-        worker = Worker(_job(files, set(pending), mode, options), options, workdir)
-        current: Optional[int] = None
-        ready = False
+        task = schedule.take()
+        if task is None:
+            return
+        worker = Worker(setup, options, workdir)
         try:
-            while True:
-                limit = options.timeout_s if ready else max(STARTUP_TIMEOUT_S, options.timeout_s)
-                try:
-                    event = worker.next_event(limit)
-                except queue.Empty:
-                    if not ready:
-                        reason = f"MindSpore did not start within {limit:g} s"
-                        results.update({site: not_run(reason) for site in pending})
-                    else:
-                        results[current if current is not None else pending[0]] = not_run(
-                            f"timed out after {limit:g} s"
-                        )
+            startup = max(STARTUP_TIMEOUT_S, options.timeout_s)
+            event, problem = _await(worker, startup)
+            if event is None or event.get("event") == "fatal":
+                reason = problem or event["reason"]  # type: ignore[index]
+                if problem.startswith("timed out"):
+                    reason = f"MindSpore did not start within {startup:g} s"
+                schedule.fail_all(reason, also=task)
+                return
+            while task is not None:
+                if not worker.send({"site": task[0], "mode": task[1]}):
+                    schedule.record(task, not_run(worker.death()))
                     break
+                event, problem = _await(worker, options.timeout_s)
                 if event is None:
-                    if any(site not in results for site in pending):
-                        reason = worker.death()
-                        if not ready:
-                            results.update({site: not_run(reason) for site in pending})
-                        else:
-                            results[current if current is not None else pending[0]] = not_run(reason)
+                    schedule.record(task, not_run(problem))
                     break
-                kind = event.pop("event", None)
-                if kind == "ready":
-                    ready = True
-                elif kind == "fatal":
-                    results.update(
-                        {site: not_run(event["reason"]) for site in pending if site not in results}
-                    )
-                    break
-                elif kind == "begin":
-                    current = event["site"]
-                elif kind == "result":
-                    results[event.pop("site")] = event
-                    current = None
+                event.pop("event", None)
+                event.pop("site", None)
+                event.pop("mode", None)
+                schedule.record(task, event)
+                task = schedule.take()
+            else:
+                worker.finish()
         finally:
             worker.stop()
 
 
-def run_modes(files: Sequence[dict], options: VerifyOptions, workdir: Path) -> dict[str, dict[int, dict]]:
-    """Every mode at once, one worker each; on 2 cores the modes overlap almost perfectly."""
-    if not any(file_job["sites"] for file_job in files):
-        return {mode: {} for mode in options.modes}
-    pool = ThreadPoolExecutor(max_workers=len(options.modes))
+def worker_count(options: VerifyOptions, tasks: int) -> int:
+    if options.workers:
+        return max(1, min(options.workers, tasks))
+    # Each worker costs an `import mindspore` (2-5 s) and ~0.5 GB: more than the cores never pays.
+    return max(1, min(os.cpu_count() or 1, tasks, MAX_AUTO_WORKERS))
+
+
+def run_tasks(files: Sequence[dict], options: VerifyOptions, workdir: Path) -> dict[Task, dict]:
+    """Results by (site id, mode) for every site in ``files`` and every mode in ``options``."""
+    tasks = [(site["id"], mode) for file_job in files for site in file_job["sites"] for mode in options.modes]
+    if not tasks:
+        return {}
+    schedule = Schedule(tasks)
+    setup = _setup(files, options)
+    count = worker_count(options, len(tasks))
+    threads = [
+        threading.Thread(target=_serve, args=(schedule, setup, options, workdir), daemon=True)
+        for _ in range(count)
+    ]
     try:
-        futures = {mode: pool.submit(run_mode, files, mode, options, workdir) for mode in options.modes}
-        return {mode: future.result() for mode, future in futures.items()}
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.5)  # short waits keep Ctrl-C responsive
     except BaseException:
         Worker.stop_all()  # Ctrl-C: no worker outlives the command
         raise
-    finally:
-        pool.shutdown(wait=False)
+    return schedule.results

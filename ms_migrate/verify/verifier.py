@@ -1,7 +1,7 @@
 """Verification of before/after pairs: find the differing sites, run them in workers, collect rows.
 
-All pairs of one call share the workers (one per mode), so ``import mindspore`` is paid once per
-mode however many files and sites there are. The texts are written to a scratch directory as
+All pairs of one call share the workers, so ``import mindspore`` is paid once per worker (one per
+core, at most four) however many files and sites there are. The texts are written to a scratch directory as
 ``_msm_before_<n>.py`` and ``_msm_after_<n>.py``; nothing in the user's tree is written.
 """
 
@@ -17,7 +17,7 @@ from typing import Optional
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
-from ms_migrate.verify.supervisor import run_modes
+from ms_migrate.verify.supervisor import run_tasks
 
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
@@ -106,7 +106,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     "sites": sites,
                 }
             )
-        by_mode = run_modes(files, options, workdir)
+        results = run_tasks(files, options, workdir)
     for index, site_id, plan in planned:
         if site_id is None:
             reason = plan.problem
@@ -115,8 +115,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
             reports[index].results += _static_rows(plan.name, plan.line, reason, options)
             continue
         for mode in options.modes:
-            data = dict(by_mode[mode][site_id])
-            data.pop("site", None)
+            data = results[(site_id, mode)]
             reports[index].results.append(
                 SiteResult.from_json({"site": plan.name, "line": plan.line, "mode": mode, **data})
             )
