@@ -41,7 +41,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 def _explicit(ctx: click.Context) -> set[str]:
     """Options given on the command line (they win over the project's pyproject.toml)."""
     given = set()
-    for name in ("device", "mode", "steps", "rtol", "atol", "timeout", "memory_limit"):
+    for name in ("device", "mode", "steps", "rtol", "atol", "timeout", "memory_limit", "workers"):
         if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
             given.add(name.replace("_", "-"))
     return given
@@ -56,6 +56,7 @@ def _explicit(ctx: click.Context) -> set[str]:
 @click.option(
     "--device",
     type=click.Choice(DEVICES, case_sensitive=False),
+    metavar="[" + "|".join(DEVICES) + "]",
     default="CPU",
     show_default=True,
     help="Passed to mindspore.set_device.",
@@ -102,6 +103,12 @@ def _explicit(ctx: click.Context) -> set[str]:
     "none on GPU/Ascend; 0: none].",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes, each importing MindSpore once [default: one per core, at most 4].",
+)
+@click.option(
     "--python",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
@@ -121,6 +128,7 @@ def verify_command(
     output_format: str,
     timeout: float,
     memory_limit: Optional[int],
+    workers: Optional[int],
     python: Optional[str],
 ) -> None:
     """Run BEFORE and AFTER (two versions of one file) on MindSpore and compare them.
@@ -139,6 +147,7 @@ def verify_command(
         atol=atol,
         timeout_s=timeout,
         memory_limit_mb=memory_limit,
+        workers=workers,
         python=python,
     )
     try:

@@ -10,6 +10,7 @@
     atol = 1e-6
     timeout = 300
     memory-limit = 16384
+    workers = 2
 
 The factory is called with the class or function under test (once per version) and returns
 ``(callable, inputs)``: typically ``(cls(network, optimizer), (data, label))``. It returns None for
@@ -121,6 +122,7 @@ _OPTION_KEYS = {
     "atol": "atol",
     "timeout": "timeout_s",
     "memory-limit": "memory_limit_mb",
+    "workers": "workers",
 }
 
 

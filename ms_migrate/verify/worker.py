@@ -184,7 +184,10 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
     try:
         import mindspore as ms
     except Exception as error:
-        channel.send(event="fatal", reason=f"MindSpore cannot be imported by {sys.executable}: {error}")
+        reason = (
+            f"MindSpore cannot be imported by {sys.executable}: {error} (pip install 'ms-migrate[verify]')"
+        )
+        channel.send(event="fatal", reason=reason)
         return
     device = setup["device"]
     try:
