@@ -22,7 +22,7 @@ from ms_migrate.engine import migrate_text
 from ms_migrate.verify import VerifyOptions, verify_many
 from ms_migrate.versions import Version
 
-TEMPLATE = '''import mindspore.nn as nn
+TEMPLATE = """import mindspore.nn as nn
 from mindspore import ParameterTuple
 from mindspore.ops import composite as C
 
@@ -41,7 +41,7 @@ class {name}(nn.Cell):
         grads = self.{grad}(self.{net}, weights)({x}, {y})
         self.optimizer(grads)
         return loss
-'''
+"""
 NAMES = ("TrainOneStep", "TrainStep", "StepCell", "Trainer", "OneStep")
 NETS = ("network", "net", "backbone")
 GRADS = ("grad", "grad_op", "grad_fn")

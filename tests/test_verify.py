@@ -185,9 +185,8 @@ def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> Non
     for site in ("TrainOneStepCell:13", "train_step:15", "TrainWithLossScale:7"):
         for mode in ("pynative", "graph"):
             assert table_rows(output)[(site.split(":")[0], mode)][3] == "equal", (site, mode, output)
-    assert (
-        "TrainBatchNorm:8 (pynative): differs: parameter network.bn.moving_mean at step 1 differs" in output
-    )
+    moving_mean = "parameter network.bn.moving_mean after step 1 differs"
+    assert f"TrainBatchNorm:8 (pynative): differs: {moving_mean}" in output
     assert f"{src / 'train_bn.py'}: not written: 2 site runs: 1 equal, 1 differs" in output
     assert "3 files changed" in output
 
@@ -290,13 +289,13 @@ def test_tolerance_rule_and_rendering() -> None:
         Path("train.py"),
         [
             SiteResult("Step", 3, "graph", Verdict.EQUAL, 3, 0.0, 0.0),
-            SiteResult("Step", 3, "pynative", Verdict.DIFFERS, 3, 0.5, 0.25, "parameter w at step 1 differs"),
+            SiteResult("Step", 3, "pynative", Verdict.DIFFERS, 3, 0.5, 0.25, "parameter w after step 1"),
         ],
     )
     console = Console(record=True, width=100, force_terminal=False)
     print_report(console, report)
     text = console.export_text()
     assert table_rows(text)[("Step", "graph")] == ["3", "0", "0", "equal"]
-    assert "train.py: Step:3 (pynative): differs: parameter w at step 1 differs" in text
+    assert "train.py: Step:3 (pynative): differs: parameter w after step 1" in text
     assert report.exit_code == 1 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
     assert SiteResult.from_json(report.results[1].to_json()) == report.results[1]

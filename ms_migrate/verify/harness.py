@@ -25,7 +25,7 @@ from mindspore import Tensor, nn
 
 from ms_migrate.verify import probe
 from ms_migrate.verify.compare import Tally
-from ms_migrate.verify.model import Verdict
+from ms_migrate.verify.model import Verdict, worst
 
 Describe = Callable[[BaseException], str]
 
@@ -198,7 +198,7 @@ def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Out
     tally = Tally(rtol, atol)
     for step in range(min(len(before.states), len(after.states))):
         for entry, left, right in zip(before.entries, before.states[step], after.states[step]):
-            when = f"at step {step}" if step else "before the first step"
+            when = f"after step {step}" if step else "before the first step"
             tally.arrays(left, right, f"{entry.kind} {entry.name} {when}")
         if step < steps:
             _tally_tree(
@@ -242,11 +242,11 @@ def run_steps(
 
 def _combine(outcomes: list[tuple[str, Outcome]]) -> Outcome:
     """One row from several runs (SGD and Momentum): the worst verdict, the largest differences."""
-    rank = {Verdict.EQUAL: 0, Verdict.DIFFERS: 1, Verdict.NOT_RUN: 2}
-    worst_label, worst = max(outcomes, key=lambda item: rank[item[1].verdict])
-    combined = Outcome(worst.verdict, worst.reason, min(outcome.steps for _, outcome in outcomes))
-    if worst.reason and len(outcomes) > 1:
-        combined.reason = f"{worst.reason} (with {worst_label})"
+    verdict = worst([outcome.verdict for _, outcome in outcomes])
+    label, first = next((label, outcome) for label, outcome in outcomes if outcome.verdict is verdict)
+    combined = Outcome(verdict, first.reason, min(outcome.steps for _, outcome in outcomes))
+    if first.reason and len(outcomes) > 1:
+        combined.reason = f"{first.reason} (with {label})"
     diffs = [outcome for _, outcome in outcomes if outcome.max_abs is not None]
     if diffs:
         combined.max_abs = max(outcome.max_abs for outcome in diffs)  # type: ignore[type-var]
