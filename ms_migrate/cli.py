@@ -2,8 +2,9 @@
 
 Exit codes (also in README.md):
   0  nothing left to do
-  1  --dry-run found changes to make
-  2  usage error, or some file could not be processed (the others still were)
+  1  --dry-run found changes to make; with --verify, a rewrite differs and was not written
+  2  usage error, or some file could not be processed (the others still were); with --verify, a
+     rewrite could not be run and was not written
   130 interrupted; files already written are complete, the rest untouched
 """
 
@@ -20,7 +21,8 @@ from ms_migrate import __version__, sources
 from ms_migrate.findings import NOTES, REASONS
 from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
 from ms_migrate.rules import ALL_RULES, by_id
-from ms_migrate.runner import upgrade_files
+from ms_migrate.runner import upgrade_files, upgrade_files_verified
+from ms_migrate.verify.command import options_for_upgrade, show_verification, verify_command
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -65,6 +67,14 @@ def main() -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and left-alone sites.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
+)
+@click.option(
+    "--allow-unverified", is_flag=True, help="With --verify: write rewrites that were not proven equal too."
+)
 def upgrade(
     paths: tuple[Path, ...],
     dry_run: bool,
@@ -72,6 +82,8 @@ def upgrade(
     exclude: tuple[str, ...],
     jobs: int,
     quiet: bool,
+    verify: bool,
+    allow_unverified: bool,
 ) -> None:
     """Rewrite GradOperation train steps into value_and_grad / grad."""
     out = Console(highlight=False, soft_wrap=True)
@@ -83,17 +95,24 @@ def upgrade(
     target = _resolve_target(target_version, paths, err if not quiet else Console(quiet=True))
     files = list(sources.discover([path for path in paths if path.exists()], exclude))
     summary = Summary(errors=len(missing))
+    verify_exit = EXIT_OK
     try:
-        for outcome in upgrade_files(files, target, write=not dry_run, jobs=jobs):
+        if verify:
+            options = options_for_upgrade(paths)
+            outcomes = upgrade_files_verified(files, target, not dry_run, options, allow_unverified, jobs)
+        else:
+            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs)
+        for outcome in outcomes:
             display = str(outcome.path)
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
-            summary.add(outcome.findings, outcome.changed)
+            summary.add(outcome.findings, outcome.changed and not outcome.held_back)
             if dry_run and outcome.changed:
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             for line in finding_lines(display, outcome.findings, verbose=not quiet):
                 err.print(line, markup=False)
+            verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
     except KeyboardInterrupt:
         err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)
@@ -101,7 +120,10 @@ def upgrade(
         err.print(summary.render(dry_run), markup=False)
     if summary.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK)
+    sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
+
+
+main.add_command(verify_command)
 
 
 @main.command("rules")

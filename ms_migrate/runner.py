@@ -12,12 +12,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ms_migrate import sources
 from ms_migrate.engine import ParseFailure, migrate_text
 from ms_migrate.findings import Finding
 from ms_migrate.versions import Version
+
+if TYPE_CHECKING:
+    from ms_migrate.verify import VerificationReport, VerifyOptions
 
 
 @dataclass
@@ -28,6 +31,8 @@ class FileOutcome:
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None
     written: bool = False
+    verification: Optional[VerificationReport] = None  # upgrade --verify only
+    held_back: Optional[str] = None  # why a rewrite was not written (failed verification)
 
     @property
     def changed(self) -> bool:
@@ -65,3 +70,45 @@ def upgrade_files(
     workers = min(jobs, len(paths), os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         yield from pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 8)))
+
+
+# --- upgrade --verify (ms_migrate.verify) ---------------------------------------------------------
+
+
+def _write_verified(outcome: FileOutcome) -> None:
+    try:
+        source = sources.read_source(outcome.path)
+        if source.text != outcome.before:
+            outcome.error = f"{outcome.path}: changed on disk during verification; left unchanged"
+            return
+        sources.write_source(source, outcome.after)
+        outcome.written = True
+    except sources.SourceError as error:
+        outcome.error = str(error)
+
+
+def upgrade_files_verified(
+    paths: Sequence[Path],
+    target: Version,
+    write: bool,
+    options: VerifyOptions,
+    allow_unverified: bool = False,
+    jobs: int = 1,
+) -> Iterator[FileOutcome]:
+    """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
+
+    One batch means MindSpore is imported once per mode for the whole run. A rewrite that differs
+    or could not be run is held back (``outcome.held_back`` says why) unless ``allow_unverified``.
+    """
+    from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
+
+    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs))
+    changed = [outcome for outcome in outcomes if outcome.changed]
+    reports = verify_many([(outcome.path, outcome.before, outcome.after) for outcome in changed], options)
+    for outcome, report in zip(changed, reports):
+        outcome.verification = report
+        if not report.ok and not allow_unverified:
+            outcome.held_back = f"not written: {report.summary()}"
+        elif write:
+            _write_verified(outcome)
+    yield from outcomes

@@ -1,0 +1,194 @@
+"""`ms-migrate verify BEFORE AFTER`: the command line for verification by execution.
+
+Exit codes: 0 every site verified equal; 1 some site differs; 2 some site could not be run (the
+reason is shown), or a usage error. Like diff(1), 2 wins over 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import click
+from rich.console import Console
+
+from ms_migrate import sources
+from ms_migrate.verify.config import ConfigError, apply_settings, find_config, modes_for
+from ms_migrate.verify.model import (
+    DEFAULT_ATOL,
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_RTOL,
+    DEFAULT_STEPS,
+    DEFAULT_TIMEOUT_S,
+    DEVICES,
+    EXIT_EQUAL,
+    EXIT_NOT_RUN,
+    VerifyOptions,
+)
+from ms_migrate.verify.render import print_report, report_json
+from ms_migrate.verify.scripts import verify_scripts
+from ms_migrate.verify.verifier import verify_files
+
+if TYPE_CHECKING:
+    from ms_migrate.runner import FileOutcome
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _explicit(ctx: click.Context) -> set[str]:
+    """Options given on the command line (they win over the project's pyproject.toml)."""
+    given = set()
+    for name in ("device", "mode", "steps", "rtol", "atol", "timeout", "memory_limit", "workers"):
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            given.add(name.replace("_", "-"))
+    return given
+
+
+@click.command("verify")
+@click.argument("before", type=_FILE)
+@click.argument("after", type=_FILE)
+@click.option(
+    "--script", is_flag=True, help="Run the two files as scripts and compare the numbers they print."
+)
+@click.option(
+    "--device",
+    type=click.Choice(DEVICES, case_sensitive=False),
+    metavar="[" + "|".join(DEVICES) + "]",
+    default="CPU",
+    show_default=True,
+    help="Passed to mindspore.set_device.",
+)
+@click.option("--mode", type=click.Choice(["pynative", "graph", "both"]), default="both", show_default=True)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=DEFAULT_STEPS,
+    show_default=True,
+    help="Train steps per run.",
+)
+@click.option(
+    "--rtol",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_RTOL,
+    show_default=True,
+    help="Relative tolerance: |after-before| <= atol + rtol*|before| (float32 rounding, with margin).",
+)
+@click.option(
+    "--atol",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_ATOL,
+    show_default=True,
+    help="Absolute tolerance.",
+)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per site and mode (per run with --script).",
+)
+@click.option(
+    "--memory-limit",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="MB",
+    help=f"Address-space limit per worker [default: {DEFAULT_MEMORY_LIMIT_MB} on CPU, "
+    "none on GPU/Ascend; 0: none].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes, each importing MindSpore once [default: one per core, at most 4].",
+)
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Interpreter that has MindSpore [default: this one].",
+)
+@click.pass_context
+def verify_command(
+    ctx: click.Context,
+    before: Path,
+    after: Path,
+    script: bool,
+    device: str,
+    mode: str,
+    steps: int,
+    rtol: float,
+    atol: float,
+    output_format: str,
+    timeout: float,
+    memory_limit: Optional[int],
+    workers: Optional[int],
+    python: Optional[str],
+) -> None:
+    """Run BEFORE and AFTER (two versions of one file) on MindSpore and compare them.
+
+    Every top-level train-step Cell and grad function that differs is run for --steps steps with
+    seeded inputs, in each mode, and its returned values, parameters and optimizer state are
+    compared after every step. Nothing is written. Exit 0: all equal; 1: some site differs; 2:
+    some site could not be run.
+    """
+    device = {name.lower(): name for name in DEVICES}[device.lower()]
+    options = VerifyOptions(
+        device=device,
+        modes=modes_for(mode),
+        steps=steps,
+        rtol=rtol,
+        atol=atol,
+        timeout_s=timeout,
+        memory_limit_mb=memory_limit,
+        workers=workers,
+        python=python,
+    )
+    try:
+        options = apply_settings(options, find_config(before), _explicit(ctx))
+        report = verify_scripts(before, after, options) if script else verify_files(before, after, options)
+    except (ConfigError, sources.SourceError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_NOT_RUN)
+    if output_format == "json":
+        data = report_json(report, options, before=str(before), after=str(after), script=script)
+        click.echo(json.dumps(data, indent=2))
+    else:
+        console = Console(highlight=False, soft_wrap=False)
+        print_report(console, report)
+        console.print(report.summary(), markup=False, soft_wrap=True)
+    sys.exit(report.exit_code)
+
+
+# --- upgrade --verify: the two hooks ms_migrate/cli.py calls ------------------------------------
+
+
+def options_for_upgrade(paths: Sequence[Path]) -> VerifyOptions:
+    """Defaults, adjusted by the [tool.ms-migrate.verify] table of the first path's project."""
+    try:
+        return apply_settings(VerifyOptions(), find_config(paths[0] if paths else Path.cwd()), set())
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from error
+
+
+def show_verification(err: Console, outcome: FileOutcome, quiet: bool) -> int:
+    """Print an outcome's verification table (unless quiet and equal); return its exit status.
+
+    A rewrite that was held back gives 1 (it differs) or 2 (it could not be run); one that was
+    verified equal, or written anyway with --allow-unverified, gives 0.
+    """
+    report = outcome.verification
+    if report is None:
+        return EXIT_EQUAL
+    if not (quiet and report.ok):
+        print_report(err, report)
+    if outcome.held_back:
+        err.print(f"{outcome.path}: {outcome.held_back}", markup=False, soft_wrap=True)
+        return report.exit_code
+    return EXIT_EQUAL

@@ -1,0 +1,153 @@
+"""What a verification is asked to do and what it found: options, one result per site and mode,
+and a report per file. Plain values, shared by the parent process, the worker and the renderers.
+
+Defaults fit float32 training over a few steps. The MS101 rewrites are exact in theory, but a
+merged forward or a different graph may round differently in the last bit; ``rtol=1e-5`` and
+``atol=1e-6`` accept that and nothing larger (a dropped loss scale or a doubled gradient is off
+by orders of magnitude more). A number passes when ``|after - before| <= atol + rtol * |before|``,
+numpy's ``isclose`` rule.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional
+
+MODES = ("pynative", "graph")
+DEVICES = ("CPU", "GPU", "Ascend")
+DEFAULT_STEPS = 3
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
+DEFAULT_TIMEOUT_S = 300.0
+# Address space, not resident memory: MindSpore maps about 2.5 GiB of virtual memory on CPU
+# before running anything, and works under 3 GiB. 16 GiB stops a runaway allocation long before it
+# hurts the machine. On GPU and Ascend the driver reserves huge address ranges, so no limit there.
+DEFAULT_MEMORY_LIMIT_MB = 16384
+
+EXIT_EQUAL, EXIT_DIFFERS, EXIT_NOT_RUN = 0, 1, 2
+
+
+class Verdict(str, enum.Enum):
+    EQUAL = "equal"
+    DIFFERS = "differs"
+    NOT_RUN = "could not run"
+
+
+# Like diff(1): trouble (2) outranks a difference (1), which outranks equality (0).
+_RANK = {Verdict.EQUAL: 0, Verdict.DIFFERS: 1, Verdict.NOT_RUN: 2}
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    device: str = "CPU"
+    modes: tuple[str, ...] = MODES
+    steps: int = DEFAULT_STEPS
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, and per module import
+    memory_limit_mb: Optional[int] = None  # None: the device's default; 0: no limit
+    python: Optional[str] = None  # interpreter with MindSpore; default: this one
+    workers: Optional[int] = None  # worker processes; default: one per core, at most 4
+    seed: int = 0
+
+    @property
+    def memory_limit_bytes(self) -> Optional[int]:
+        limit = self.memory_limit_mb
+        if limit is None:
+            limit = DEFAULT_MEMORY_LIMIT_MB if self.device == "CPU" else 0
+        return limit * 2**20 if limit else None
+
+    @property
+    def interpreter(self) -> str:
+        return self.python or sys.executable
+
+    def but(self, **changes: Any) -> VerifyOptions:
+        return replace(self, **changes)
+
+
+@dataclass
+class SiteResult:
+    """One site in one mode: the verdict, how far apart the numbers were, and why."""
+
+    site: str
+    line: int
+    mode: str
+    verdict: Verdict
+    steps: int = 0
+    max_abs_diff: Optional[float] = None
+    max_rel_diff: Optional[float] = None
+    reason: str = ""
+    harness: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.site}:{self.line}" if self.line else self.site
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = self.verdict.value
+        for key in ("max_abs_diff", "max_rel_diff"):
+            value = data[key]
+            # JSON has no inf/nan; a string keeps the fact without breaking strict parsers.
+            if value is not None and not math.isfinite(value):
+                data[key] = str(value)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SiteResult:
+        values = dict(data)
+        values["verdict"] = Verdict(values["verdict"])
+        for key in ("max_abs_diff", "max_rel_diff"):
+            if isinstance(values.get(key), str):
+                values[key] = float(values[key])
+        return cls(**values)
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    return max(verdicts, key=_RANK.__getitem__, default=Verdict.EQUAL)
+
+
+@dataclass
+class VerificationReport:
+    """Everything verification found for one before/after pair."""
+
+    path: Path
+    results: list[SiteResult] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        return worst([result.verdict for result in self.results])
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is Verdict.EQUAL
+
+    @property
+    def exit_code(self) -> int:
+        return _RANK[self.verdict]
+
+    def summary(self) -> str:
+        """One line for people: the counts, then the first problem."""
+        if not self.results:
+            return "no differing site: nothing to run"
+        counts = {verdict: 0 for verdict in Verdict}
+        for result in self.results:
+            counts[result.verdict] += 1
+        parts = [f"{count} {verdict.value}" for verdict, count in counts.items() if count]
+        text = f"{len(self.results)} site run{'s' * (len(self.results) != 1)}: " + ", ".join(parts)
+        problem = next((result for result in self.results if result.verdict is self.verdict), None)
+        if problem is not None and problem.verdict is not Verdict.EQUAL:
+            text += f" ({problem.label}, {problem.mode}: {problem.verdict.value}: {problem.reason})"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "verdict": self.verdict.value,
+            "exit_code": self.exit_code,
+            "sites": [result.to_json() for result in self.results],
+        }

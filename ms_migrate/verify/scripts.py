@@ -1,0 +1,129 @@
+"""Script mode: run two whole scripts per mode and compare the numbers they print.
+
+A stdout line that parses as JSON contributes every number in it (dict keys in sorted order);
+any other line contributes each number written in it, so ``print(epoch, loss)`` works. The
+scripts see ``MS_MIGRATE_MODE`` (pynative or graph) and ``MS_MIGRATE_DEVICE`` and may use them to
+set MindSpore's context; a script that ignores them runs as it is written.
+
+Each run gets the timeout, the memory limit and the same seeds (Python, numpy, MindSpore), through
+``python -m ms_migrate.verify.limits``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ms_migrate.verify.compare import compare_numbers
+from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
+from ms_migrate.verify.supervisor import tail, worker_environment
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b", re.IGNORECASE)
+
+
+@dataclass
+class ScriptRun:
+    failure: str  # empty when the script exited 0
+    lines: list[list[float]]
+
+    @property
+    def numbers(self) -> list[float]:
+        return [number for line in self.lines for number in line]
+
+
+def _flatten(value: Any) -> list[float]:
+    if isinstance(value, dict):
+        return [number for key in sorted(value) for number in _flatten(value[key])]
+    if isinstance(value, list):
+        return [number for item in value for number in _flatten(item)]
+    if isinstance(value, (int, float)):  # bool included: a printed flag is a result too
+        return [float(value)]
+    return []
+
+
+def printed_numbers(stdout: str) -> list[list[float]]:
+    """The numbers on each stdout line that has any."""
+    lines = []
+    for line in stdout.splitlines():
+        text = line.strip()
+        numbers: list[float] = []
+        if text[:1] in ("{", "["):
+            try:
+                numbers = _flatten(json.loads(text))
+            except ValueError:
+                numbers = [float(token) for token in _NUMBER.findall(text)]
+        else:
+            numbers = [float(token) for token in _NUMBER.findall(text)]
+        if numbers:
+            lines.append(numbers)
+    return lines
+
+
+def run_script(script: Path, mode: str, options: VerifyOptions) -> ScriptRun:
+    command = [options.interpreter, "-m", "ms_migrate.verify.limits"]
+    command += ["--memory", str(options.memory_limit_bytes or 0), "--seed", str(options.seed), str(script)]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=worker_environment(mode, options.device),
+        start_new_session=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=options.timeout_s)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            process.kill()
+        stdout, _ = process.communicate()
+        return ScriptRun(f"timed out after {options.timeout_s:g} s", printed_numbers(stdout))
+    failure = ""
+    if process.returncode:
+        code = process.returncode
+        status = f"signal {signal.Signals(-code).name}" if code < 0 else f"status {code}"
+        failure = f"exited with {status}: {tail(stderr)}"
+    return ScriptRun(failure, printed_numbers(stdout))
+
+
+def _row(name: str, mode: str, before: ScriptRun, after: ScriptRun, options: VerifyOptions) -> SiteResult:
+    row = SiteResult(name, 0, mode, Verdict.NOT_RUN, harness="script")
+    if before.failure:
+        detail = f"{before.failure}; AFTER: {after.failure}" if after.failure else before.failure
+        row.reason = f"{'both versions fail' if after.failure else 'BEFORE fails'}: {detail}"
+        return row
+    if not before.lines:
+        row.reason = "BEFORE printed no numbers to compare"
+        return row
+    row.steps = len(before.lines)
+    if after.failure:
+        row.verdict, row.reason = Verdict.DIFFERS, f"AFTER fails while BEFORE runs: {after.failure}"
+        return row
+    tally = compare_numbers(before.numbers, after.numbers, options.rtol, options.atol)
+    row.max_abs_diff, row.max_rel_diff = tally.max_abs, tally.max_rel
+    if tally.first_mismatch is None:
+        row.verdict = Verdict.EQUAL
+    else:
+        row.verdict, row.reason = Verdict.DIFFERS, tally.first_mismatch
+    return row
+
+
+def verify_scripts(before: Path, after: Path, options: VerifyOptions) -> VerificationReport:
+    """Both scripts in every mode, two runs at a time."""
+    runs = [(mode, script) for mode in options.modes for script in (before, after)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda run: run_script(run[1], run[0], options), runs))
+    report = VerificationReport(after)
+    for index, mode in enumerate(options.modes):
+        report.results.append(_row(before.name, mode, results[2 * index], results[2 * index + 1], options))
+    return report

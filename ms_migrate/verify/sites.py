@@ -1,0 +1,357 @@
+"""Which top-level classes and functions differ between two versions of a file, and how to run each.
+
+Pure: two texts in, a list of ``SitePlan`` out. A plan says which automatic harness fits (a
+train-step Cell, or a grad function called with seeded tensors), or why none does. Nothing here
+imports MindSpore or the user's code; the worker acts on the plans.
+
+Only top-level definitions are sites: GRAPH mode can only compile Cells defined at module level,
+and a method is exercised through its class. A definition that did not change but reads a
+module-level name whose binding changed (an import the rewrite dropped, say) is a site too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional, Union
+
+# Beyond this many inputs the seeded-input convention is a guess; ask for a factory instead.
+MAX_INPUTS = 6
+MAX_OUTPUTS = 3
+STAR_INPUTS = 2  # `construct(self, *inputs)`: the usual (data, label)
+SCALAR_HINTS = ("sens", "scale")  # argument names that carry a loss scale, not a batch
+
+# Base classes whose __init__ is (network, optimizer, sens=...) and that a Cell may inherit it from.
+TRAIN_ONE_STEP_BASES = frozenset(
+    {
+        "TrainOneStepCell",
+        "TrainOneStepWithLossScaleCell",
+        "BoostTrainOneStepCell",
+        "BoostTrainOneStepWithLossScaleCell",
+        "TrainOneStepWithClipGradientCell",
+    }
+)
+GRAD_NAMES = frozenset({"GradOperation", "grad", "value_and_grad", "vjp", "jvp"})
+
+Definition = Union[ast.ClassDef, ast.FunctionDef]
+
+
+@dataclass(frozen=True)
+class SitePlan:
+    """A definition to run before and after, and the automatic harness for it (if any).
+
+    ``inputs`` gives the role of each seeded argument: "feature" (a batch of features), "label"
+    (targets, the network's last input) or "scalar" (a sens / loss-scale value).
+    """
+
+    name: str
+    line: int
+    kind: str  # "cell", "function", "none" (only a user factory can run it) or "skip" (nothing can)
+    inputs: tuple[str, ...] = ()
+    network_inputs: int = 0  # arity of the probe network's construct
+    outputs: int = 1  # outputs of the probe network: the loss, then auxiliaries
+    optimizer: bool = True  # False: __init__(network) only, a grad Cell without an update
+    network_first: bool = True  # __init__(network, optimizer) rather than (optimizer, network)
+    jit: bool = False  # the function is already decorated with jit
+    problem: str = ""  # for kind "none": why no automatic harness fits
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+class SiteSearchError(Exception):
+    """A version that does not parse: nothing can be compared."""
+
+
+def _parse(text: str, label: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as error:
+        raise SiteSearchError(f"{label} does not parse: {error.msg} (line {error.lineno})") from error
+
+
+def _definitions(module: ast.Module) -> dict[str, Definition]:
+    return {node.name: node for node in module.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+
+
+def _other_statements(module: ast.Module) -> Counter[str]:
+    return Counter(
+        ast.dump(node) for node in module.body if not isinstance(node, (ast.ClassDef, ast.FunctionDef))
+    )
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.add(child.id)
+        elif isinstance(child, ast.alias):
+            names.add((child.asname or child.name).split(".")[0])
+    return names
+
+
+def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
+    """Names bound by module-level statements present in one version but not the other."""
+    old, new = _other_statements(before), _other_statements(after)
+    changed = (old - new) + (new - old)
+    names: set[str] = set()
+    for module in (before, after):
+        for node in module.body:
+            if not isinstance(node, (ast.ClassDef, ast.FunctionDef)) and ast.dump(node) in changed:
+                names |= _bound_names(node)
+    return names
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {
+        child.id
+        for child in ast.walk(node)
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
+    }
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+def _mentions_grad(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and child.id in GRAD_NAMES:
+            return True
+        if isinstance(child, ast.Attribute) and child.attr in GRAD_NAMES:
+            return True
+    return False
+
+
+def _method(class_def: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
+    return next(
+        (node for node in class_def.body if isinstance(node, ast.FunctionDef) and node.name == name), None
+    )
+
+
+def _is_cell(
+    class_def: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: frozenset[str] = frozenset()
+) -> bool:
+    for base in class_def.bases:
+        name = _dotted(base).rsplit(".", 1)[-1]
+        if name.endswith("Cell"):
+            return True
+        local = classes.get(name)
+        if local is not None and name not in seen and _is_cell(local, classes, seen | {name}):
+            return True
+    return False
+
+
+def _inherited_train_one_step(class_def: ast.ClassDef) -> bool:
+    return any(_dotted(base).rsplit(".", 1)[-1] in TRAIN_ONE_STEP_BASES for base in class_def.bases)
+
+
+def _is_scalar_name(name: str) -> bool:
+    return any(hint in name.lower() for hint in SCALAR_HINTS)
+
+
+def default_roles(names: Sequence[str]) -> tuple[str, ...]:
+    """Features, then the label last; a parameter named like a loss scale gets a scalar."""
+    tensors = [name for name in names if not _is_scalar_name(name)]
+    roles = []
+    for name in names:
+        if _is_scalar_name(name):
+            roles.append("scalar")
+        else:
+            roles.append("label" if len(tensors) > 1 and name == tensors[-1] else "feature")
+    return tuple(roles)
+
+
+def _signature(arguments: ast.arguments, skip_self: bool) -> tuple[list[str], str]:
+    """Names to seed (``*inputs`` counts as two), or why the signature does not allow seeding."""
+    positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1 if skip_self else 0 :]]
+    names = positional[: len(positional) - len(arguments.defaults)]
+    if any(default is None for default in arguments.kw_defaults):
+        return [], "it has required keyword-only arguments"
+    if arguments.vararg is not None:
+        names += [f"*{arguments.vararg.arg}[{index}]" for index in range(max(0, STAR_INPUTS - len(names)))]
+    if not names:
+        return [], "it takes no inputs to seed"
+    if len(names) > MAX_INPUTS:
+        return [], f"it takes {len(names)} inputs (the automatic harness seeds at most {MAX_INPUTS})"
+    return names, ""
+
+
+def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.expr]]:
+    """Argument lists the network receives: `self.net(a, b)` and `grad(self.net, ...)(a, b)`.
+
+    A trailing loss-scale argument of a grad call is the sens, not a network input.
+    """
+    network = f"self.{attribute}"
+    direct, through_grad = [], []
+    for node in ast.walk(class_def):
+        if not isinstance(node, ast.Call) or any(isinstance(arg, ast.Starred) for arg in node.args):
+            continue
+        if _dotted(node.func) == network:
+            direct.append(list(node.args))
+        elif isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args):
+            args = list(node.args)
+            if args and isinstance(args[-1], ast.Name) and _is_scalar_name(args[-1].id):
+                args = args[:-1]
+            through_grad.append(args)
+    return direct + through_grad
+
+
+def _cell_inputs(names: list[str], calls: list[list[ast.expr]]) -> tuple[str, ...]:
+    """Roles of construct's arguments, read from where each one is passed to the network."""
+    roles: dict[str, str] = {}
+    for args in calls:
+        for index, arg in enumerate(args):
+            if isinstance(arg, ast.Name) and arg.id in names and arg.id not in roles:
+                roles[arg.id] = "label" if len(args) > 1 and index == len(args) - 1 else "feature"
+    defaults = default_roles(names)
+    return tuple(
+        "scalar" if _is_scalar_name(name) else roles.get(name, default)
+        for name, default in zip(names, defaults)
+    )
+
+
+def _network_attribute(init: Optional[ast.FunctionDef], network_param: str) -> str:
+    """The attribute __init__ stores the network in (`self.network = network`)."""
+    if init is not None:
+        for node in ast.walk(init):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == network_param
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                        return target.attr
+    return "network"
+
+
+def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
+    """How many outputs the network must have for the Cell's own unpacking to work.
+
+    `loss, aux = self.network(...)` needs two. `(loss, aux), grads = value_and_grad(..., has_aux=True)`
+    also says two. Anything else: a single loss.
+    """
+    count = 1
+    for node in ast.walk(class_def):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Call):
+            continue
+        if _dotted(value.func) == f"self.{network_attribute}":
+            count = max(count, len(target.elts))
+        elif isinstance(value.func, ast.Call) and _dotted(value.func).endswith("value_and_grad"):
+            has_aux = any(
+                keyword.arg == "has_aux" and isinstance(keyword.value, ast.Constant) and keyword.value.value
+                for keyword in value.func.keywords
+            )
+            first = target.elts[0] if target.elts else None
+            if has_aux and isinstance(first, (ast.Tuple, ast.List)):
+                count = max(count, len(first.elts))
+    return min(count, MAX_OUTPUTS)
+
+
+def _plan_cell(
+    name: str, line: int, versions: list[ast.ClassDef], classes: dict[str, ast.ClassDef]
+) -> SitePlan:
+    first = versions[0]
+    if not _is_cell(first, classes):
+        return SitePlan(name, line, "none", problem="not an nn.Cell subclass")
+    init = _method(first, "__init__")
+    construct = _method(first, "construct")
+    if construct is None:
+        return SitePlan(name, line, "none", problem="no construct method in the class itself")
+    if init is None:
+        if not _inherited_train_one_step(first):
+            return SitePlan(name, line, "none", problem="__init__ is inherited from a class not in this file")
+        params = ["network", "optimizer"]
+    else:
+        arguments = init.args
+        positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1:]]
+        params = positional[: len(positional) - len(arguments.defaults)]
+        if arguments.vararg or any(default is None for default in arguments.kw_defaults) or len(params) > 2:
+            shown = ", ".join(["self", *positional])
+            problem = f"__init__({shown}) does not take (network, optimizer) or (network)"
+            return SitePlan(name, line, "none", problem=problem)
+        if not params:
+            return SitePlan(name, line, "none", problem="__init__ takes no network")
+    network_first = len(params) == 1 or not ("opt" in params[0].lower() and "opt" not in params[1].lower())
+    network_param = params[0] if network_first else params[1]
+    names, why = _signature(construct.args, skip_self=True)
+    if not names:
+        return SitePlan(name, line, "none", problem=f"construct cannot be seeded: {why}")
+    attribute = _network_attribute(init, network_param)
+    calls = [args for version in versions for args in _network_calls(version, attribute)]
+    inputs = _cell_inputs(names, calls)
+    arity = len(calls[0]) if calls else sum(role != "scalar" for role in inputs)
+    if not 1 <= arity <= MAX_INPUTS:
+        return SitePlan(name, line, "none", problem=f"the network takes {arity} inputs")
+    return SitePlan(
+        name,
+        line,
+        "cell",
+        inputs=inputs,
+        network_inputs=arity,
+        outputs=max(_output_count(version, attribute) for version in versions),
+        optimizer=len(params) == 2,
+        network_first=network_first,
+    )
+
+
+def _plan_function(name: str, line: int, versions: list[ast.FunctionDef]) -> SitePlan:
+    if not any(_mentions_grad(version) for version in versions):
+        return SitePlan(name, line, "none", problem="not a train step or grad function")
+    first = versions[0]
+    names, why = _signature(first.args, skip_self=False)
+    if not names:
+        return SitePlan(name, line, "none", problem=f"cannot be called with seeded tensors: {why}")
+    jit = any(_dotted(decorator).rsplit(".", 1)[-1] == "jit" for decorator in first.decorator_list)
+    return SitePlan(name, line, "function", inputs=default_roles(names), jit=jit)
+
+
+def differing_sites(before_text: str, after_text: str) -> list[SitePlan]:
+    """The sites to run, in BEFORE's order (sites only in AFTER last).
+
+    Raises ``SiteSearchError`` when a version does not parse, and returns a single ``<module>``
+    plan when the versions differ only in module-level statements that no definition reads.
+    """
+    before, after = _parse(before_text, "BEFORE"), _parse(after_text, "AFTER")
+    if ast.dump(before) == ast.dump(after):
+        return []
+    old, new = _definitions(before), _definitions(after)
+    changed_names = _changed_module_names(before, after)
+    classes = {name: node for name, node in {**new, **old}.items() if isinstance(node, ast.ClassDef)}
+    plans: list[SitePlan] = []
+    for name in [*old, *(name for name in new if name not in old)]:
+        versions = [node for node in (old.get(name), new.get(name)) if node is not None]
+        line = versions[0].lineno
+        if name not in new:
+            plans.append(SitePlan(name, line, "skip", problem="missing from AFTER"))
+            continue
+        if name not in old:
+            continue  # a helper the rewrite added; it runs through the sites that call it
+        same = ast.dump(versions[0]) == ast.dump(versions[1])
+        if same and not (_loaded_names(versions[0]) & changed_names):
+            continue
+        if isinstance(versions[0], ast.ClassDef) and isinstance(versions[1], ast.ClassDef):
+            plans.append(_plan_cell(name, line, versions, classes))  # type: ignore[arg-type]
+        elif isinstance(versions[0], ast.FunctionDef) and isinstance(versions[1], ast.FunctionDef):
+            plans.append(_plan_function(name, line, versions))  # type: ignore[arg-type]
+        else:
+            plans.append(
+                SitePlan(name, line, "none", problem="a class in one version, a function in the other")
+            )
+    if not plans:
+        plans.append(
+            SitePlan("<module>", 0, "skip", problem="the versions differ only in module-level statements")
+        )
+    return plans

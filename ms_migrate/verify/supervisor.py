@@ -1,0 +1,262 @@
+"""Worker processes seen from the parent: a few workers pull (site, mode) tasks from one queue,
+each task watched with a timeout, and a worker that crashes or overruns is replaced, so one bad
+site never costs the others their results.
+
+One queue for both modes keeps every core busy to the end: GRAPH tasks cost about twice as much
+as PYNATIVE ones, so one worker per mode would leave a core idle while GRAPH catches up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Optional
+
+from ms_migrate.verify.model import Verdict, VerifyOptions
+
+# `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
+STARTUP_TIMEOUT_S = 180.0
+MAX_AUTO_WORKERS = 4
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def worker_environment(mode: Optional[str], device: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # The worker must import this very ms_migrate, installed or not.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+    env.setdefault("GLOG_v", "3")  # MindSpore's C++ logger: errors only
+    if mode:  # a worker sets it per task itself
+        env["MS_MIGRATE_MODE"] = mode
+    env["MS_MIGRATE_DEVICE"] = device
+    return env
+
+
+def not_run(reason: str) -> dict[str, Any]:
+    return {"verdict": Verdict.NOT_RUN.value, "reason": reason, "steps": 0, "harness": "none"}
+
+
+def tail(text: str, lines: int = 1) -> str:
+    meaningful = [line.strip() for line in text.splitlines() if line.strip()]
+    return " | ".join(meaningful[-lines:])
+
+
+class Worker:
+    """One worker process and a thread that turns its protocol stream into a queue of events."""
+
+    _live: ClassVar[set[Worker]] = set()
+    _lock = threading.Lock()
+
+    def __init__(self, job: dict, options: VerifyOptions, workdir: Path) -> None:
+        # Closed in stop(); a file, not a pipe, so a chatty worker can never block on stderr.
+        self.stderr = tempfile.TemporaryFile(dir=workdir)  # noqa: SIM115
+        command = [options.interpreter, "-m", "ms_migrate.verify.worker"]
+        command += ["--memory", str(options.memory_limit_bytes or 0)]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            cwd=workdir,  # MindSpore writes rank_0/ and analyze_fail.ir into the working directory
+            env=worker_environment(None, job["device"]),
+            start_new_session=True,  # its own process group, so a kill takes its children too
+            text=True,
+            encoding="utf-8",
+        )
+        with Worker._lock:
+            Worker._live.add(self)
+        self.events: queue.Queue[Optional[str]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.send(job)
+
+    def send(self, message: dict) -> bool:
+        """One line to the worker; False if it is gone (its exit status will say why)."""
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+            return True
+        except OSError:
+            return False
+
+    def finish(self) -> None:
+        """No more tasks: the worker exits when it reads the end of its stdin."""
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=30)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.events.put(line)
+        self.events.put(None)
+
+    def next_event(self, timeout: float) -> Optional[dict]:
+        """The next event, None at the end of the stream; raises queue.Empty on timeout."""
+        while True:
+            line = self.events.get(timeout=timeout)
+            if line is None:
+                return None
+            with contextlib.suppress(ValueError):
+                return json.loads(line)
+
+    def death(self) -> str:
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            code = self.process.returncode
+        self.stderr.seek(0)
+        last = tail(self.stderr.read().decode("utf-8", "replace"))
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            text = f"the worker died with signal {name}"
+        else:
+            text = f"the worker exited with status {code}"
+        return f"{text}: {last}" if last else text
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                self.process.kill()
+            self.process.wait()
+        with Worker._lock:
+            Worker._live.discard(self)
+        self.stderr.close()
+
+    @classmethod
+    def stop_all(cls) -> None:
+        with cls._lock:
+            live = list(cls._live)
+        for worker in live:
+            worker.stop()
+
+
+def _setup(files: Sequence[dict], options: VerifyOptions) -> dict:
+    return {
+        "device": options.device,
+        "steps": options.steps,
+        "rtol": options.rtol,
+        "atol": options.atol,
+        "seed": options.seed,
+        "files": list(files),
+    }
+
+
+Task = tuple[int, str]  # (site id, mode)
+
+
+class Schedule:
+    """The shared task queue and the results, for the worker threads."""
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self.pending: deque[Task] = deque(tasks)
+        self.results: dict[Task, dict] = {}
+        self.lock = threading.Lock()
+
+    def take(self) -> Optional[Task]:
+        with self.lock:
+            return self.pending.popleft() if self.pending else None
+
+    def record(self, task: Task, result: dict) -> None:
+        with self.lock:
+            self.results[task] = result
+
+    def fail_all(self, reason: str, also: Optional[Task] = None) -> None:
+        """Nothing can run (no MindSpore, no device): every remaining task gets the reason."""
+        with self.lock:
+            for task in [*([also] if also else []), *self.pending]:
+                self.results[task] = not_run(reason)
+            self.pending.clear()
+
+
+def _await(worker: Worker, timeout: float) -> tuple[Optional[dict], str]:
+    """The next event, or None and why none came (timeout, or the worker's death)."""
+    try:
+        event = worker.next_event(timeout)
+    except queue.Empty:
+        return None, f"timed out after {timeout:g} s"
+    if event is None:
+        return None, worker.death()
+    return event, ""
+
+
+def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Path) -> None:
+    """One worker slot: start a worker, feed it tasks, replace it when it dies or overruns."""
+    while True:
+        task = schedule.take()
+        if task is None:
+            return
+        worker = Worker(setup, options, workdir)
+        try:
+            startup = max(STARTUP_TIMEOUT_S, options.timeout_s)
+            event, problem = _await(worker, startup)
+            if event is None or event.get("event") == "fatal":
+                reason = problem or event["reason"]  # type: ignore[index]
+                if problem.startswith("timed out"):
+                    reason = f"MindSpore did not start within {startup:g} s"
+                schedule.fail_all(reason, also=task)
+                return
+            while task is not None:
+                if not worker.send({"site": task[0], "mode": task[1]}):
+                    schedule.record(task, not_run(worker.death()))
+                    break
+                event, problem = _await(worker, options.timeout_s)
+                if event is None:
+                    schedule.record(task, not_run(problem))
+                    break
+                event.pop("event", None)
+                event.pop("site", None)
+                event.pop("mode", None)
+                schedule.record(task, event)
+                task = schedule.take()
+            else:
+                worker.finish()
+        finally:
+            worker.stop()
+
+
+def worker_count(options: VerifyOptions, tasks: int) -> int:
+    if options.workers:
+        return max(1, min(options.workers, tasks))
+    # Each worker costs an `import mindspore` (2-5 s) and ~0.5 GB: more than the cores never pays.
+    return max(1, min(os.cpu_count() or 1, tasks, MAX_AUTO_WORKERS))
+
+
+def run_tasks(files: Sequence[dict], options: VerifyOptions, workdir: Path) -> dict[Task, dict]:
+    """Results by (site id, mode) for every site in ``files`` and every mode in ``options``."""
+    tasks = [(site["id"], mode) for file_job in files for site in file_job["sites"] for mode in options.modes]
+    if not tasks:
+        return {}
+    schedule = Schedule(tasks)
+    setup = _setup(files, options)
+    count = worker_count(options, len(tasks))
+    threads = [
+        threading.Thread(target=_serve, args=(schedule, setup, options, workdir), daemon=True)
+        for _ in range(count)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.5)  # short waits keep Ctrl-C responsive
+    except BaseException:
+        Worker.stop_all()  # Ctrl-C: no worker outlives the command
+        raise
+    return schedule.results

@@ -1,0 +1,145 @@
+"""Verification of before/after pairs: find the differing sites, run them in workers, collect rows.
+
+All pairs of one call share the workers, so ``import mindspore`` is paid once per worker (one per
+core, at most four) however many files and sites there are. The texts are written to a scratch directory as
+``_msm_before_<n>.py`` and ``_msm_after_<n>.py``; nothing in the user's tree is written.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
+from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
+from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
+from ms_migrate.verify.supervisor import run_tasks
+
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two versions of one file, and where each came from (its folder is importable while it runs)."""
+
+    before: str
+    after: str
+    before_path: Path
+    after_path: Path
+
+    @property
+    def path(self) -> Path:
+        return self.after_path
+
+
+def _encoding(text: str) -> str:
+    """The PEP 263 cookie's encoding: linecache (and so GRAPH mode) reads the copy by it."""
+    for line in text.splitlines()[:2]:
+        match = _CODING.match(line)
+        if match:
+            return match.group(1)
+    return "utf-8"
+
+
+def _write_copy(path: Path, text: str) -> None:
+    try:
+        data = text.encode(_encoding(text))
+    except (LookupError, UnicodeEncodeError):
+        data = text.encode("utf-8")
+    path.write_bytes(data)
+
+
+def _search_path(pair: Pair, config: Optional[ProjectConfig]) -> list[str]:
+    folders = [str(pair.before_path.resolve().parent), str(pair.after_path.resolve().parent)]
+    if config is not None:
+        folders += config.search_path
+    return list(dict.fromkeys(folders))
+
+
+def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions) -> list[SiteResult]:
+    return [SiteResult(plan_name, line, mode, Verdict.NOT_RUN, reason=reason) for mode in options.modes]
+
+
+def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[VerificationReport]:
+    """One report per pair, in order. Never raises for problems in user code; they become rows."""
+    reports = [VerificationReport(pair.path) for pair in pairs]
+    planned: list[tuple[int, Optional[int], SitePlan]] = []  # (pair, site id or None, plan)
+    with tempfile.TemporaryDirectory(prefix="ms-migrate-verify-") as scratch:
+        workdir = Path(scratch)
+        files: list[dict] = []
+        next_id = 0
+        for index, pair in enumerate(pairs):
+            try:
+                config = find_config(pair.before_path)
+                plans = differing_sites(pair.before, pair.after)
+            except (ConfigError, SiteSearchError) as error:
+                planned.append((index, None, SitePlan("<module>", 0, "skip", problem=str(error))))
+                continue
+            factory = config.factory if config is not None else None
+            sites = []
+            for plan in plans:
+                if plan.kind == "skip" or (plan.kind == "none" and not factory):
+                    planned.append((index, None, plan))
+                    continue
+                sites.append({"id": next_id, **plan.to_json()})
+                planned.append((index, next_id, plan))
+                next_id += 1
+            if not sites:
+                continue
+            copies = {label: workdir / f"_msm_{label}_{index}.py" for label in ("before", "after")}
+            _write_copy(copies["before"], pair.before)
+            _write_copy(copies["after"], pair.after)
+            files.append(
+                {
+                    "before": str(copies["before"]),
+                    "after": str(copies["after"]),
+                    "before_module": copies["before"].stem,
+                    "after_module": copies["after"].stem,
+                    "before_label": str(pair.before_path),
+                    "after_label": str(pair.after_path),
+                    "search_path": _search_path(pair, config),
+                    "factory": factory,
+                    "sites": sites,
+                }
+            )
+        results = run_tasks(files, options, workdir)
+    for index, site_id, plan in planned:
+        if site_id is None:
+            reason = plan.problem
+            if plan.kind == "none":
+                reason = f"needs a harness: {plan.problem} (name one in [tool.ms-migrate.verify] factory)"
+            reports[index].results += _static_rows(plan.name, plan.line, reason, options)
+            continue
+        for mode in options.modes:
+            data = results[(site_id, mode)]
+            reports[index].results.append(
+                SiteResult.from_json({"site": plan.name, "line": plan.line, "mode": mode, **data})
+            )
+    return reports
+
+
+def verify_many(items: Sequence[tuple[Path, str, str]], options: VerifyOptions) -> list[VerificationReport]:
+    """``(path, before_text, after_text)`` triples, as ``upgrade --verify`` produces them."""
+    return verify_pairs([Pair(before, after, path, path) for path, before, after in items], options)
+
+
+def verify_texts(
+    path: Path, before_text: str, after_text: str, options: Optional[VerifyOptions] = None
+) -> VerificationReport:
+    """Run both versions of the file at ``path`` and compare them site by site."""
+    return verify_many([(path, before_text, after_text)], options or VerifyOptions())[0]
+
+
+def verify_files(before: Path, after: Path, options: Optional[VerifyOptions] = None) -> VerificationReport:
+    """Compare two files on disk (``ms-migrate verify BEFORE AFTER``).
+
+    Raises ``sources.SourceError`` when a file cannot be read or decoded.
+    """
+    from ms_migrate import sources
+
+    pair = Pair(sources.read_source(before).text, sources.read_source(after).text, before, after)
+    return verify_pairs([pair], options or VerifyOptions())[0]

@@ -1,0 +1,234 @@
+"""The worker process: ``python -m ms_migrate.verify.worker --memory BYTES``.
+
+It pays ``import mindspore`` once, then runs tasks until its stdin ends. The first stdin line is
+the setup (device, steps, tolerances, the files and their sites); each further line is a task,
+``{"site": 7, "mode": "graph"}``. The mode is set per task with ``set_context``, so one worker
+serves both modes and the parent can keep every core busy. Replies, one JSON line each:
+
+    {"event": "ready"}                               MindSpore imported and the device set
+    {"event": "result", "site": 7, "mode": ...}      verdict, differences, reason
+    {"event": "fatal", "reason": "..."}              nothing can run here (no MindSpore, no device)
+
+The reply stream is a duplicate of the original stdout; fd 1 itself is pointed at stderr, so
+whatever user code prints (from Python or C++) cannot corrupt it.
+
+BEFORE and AFTER are imported from temporary copies under distinct module names
+(``_msm_before_3``, ``_msm_after_3``), registered in ``sys.modules`` because GRAPH mode resolves a
+Cell's globals through its module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from types import ModuleType
+from typing import IO, Any, Callable, Optional
+
+from ms_migrate.verify.limits import apply_memory_limit
+
+
+class Channel:
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def send(self, **event: Any) -> None:
+        self.stream.write(json.dumps(event) + "\n")
+        self.stream.flush()
+
+
+def _first_line(text: str) -> str:
+    """The first line that says something: MindSpore opens with rules and "- Section:" headers."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.strip("-= ") and not (line.startswith("- ") and line.endswith(":")):
+            return line
+    return ""
+
+
+def _gist(text: str, limit: int = 120) -> str:
+    """Whole sentences of the first line, up to about ``limit`` characters (MindSpore is verbose)."""
+    kept = ""
+    for sentence in _first_line(text).split(". "):
+        candidate = f"{kept}. {sentence}" if kept else sentence
+        if kept and len(candidate) > limit:
+            break
+        kept = candidate
+    return kept.rstrip(".")
+
+
+def describer(labels: dict[str, str]) -> Callable[[BaseException], str]:
+    """Turns an exception into one line: type, first message line, and the user's file and line."""
+
+    def describe(error: BaseException) -> str:
+        message = f"{type(error).__name__}: {_gist(str(error), 160)}".rstrip(": ")
+        where = ""
+        for frame in traceback.extract_tb(error.__traceback__):
+            if frame.filename in labels:
+                where = f" ({labels[frame.filename]}:{frame.lineno})"
+        if isinstance(error, SyntaxError) and error.filename in labels:
+            where = f" ({labels[error.filename]}:{error.lineno})"
+        text = message + where
+        for temporary, label in labels.items():
+            text = text.replace(temporary, label)
+        return text
+
+    return describe
+
+
+class Versions:
+    """Imports one file pair's two versions on first use and remembers success or failure."""
+
+    def __init__(self, file_job: dict, reset: Callable[[], None], describe: Callable[[BaseException], str]):
+        self.job = file_job
+        self.reset = reset
+        self.describe = describe
+        self.loaded: dict[str, Any] = {}
+
+    def __call__(self, label: str) -> ModuleType:
+        from ms_migrate.verify.harness import ImportFailure
+
+        if label not in self.loaded:
+            self.loaded[label] = self._import(label)
+        value = self.loaded[label]
+        if isinstance(value, str):
+            raise ImportFailure(value)
+        return value
+
+    def _import(self, label: str) -> Any:
+        name = self.job[f"{label}_module"]
+        path = self.job[label]
+        for directory in reversed(self.job["search_path"]):
+            if directory not in sys.path:
+                sys.path.insert(0, directory)
+        self.reset()
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        except BaseException as error:  # SystemExit included: a module that exits cannot be run
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            sys.modules.pop(name, None)
+            return f"{label.upper()} raised at import: {self.describe(error)}"
+        self.reset()
+        gc.freeze()  # the module lives as long as the worker: keep it out of every collection
+        return module
+
+
+def _load_factory(spec: str, search_path: list[str]) -> Callable[[Any], Any]:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"factory {spec!r} is not 'module:function'")
+    for directory in reversed(search_path):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+class FileState:
+    """One file pair inside the worker: its labels, its imported versions, its factory."""
+
+    def __init__(self, file_job: dict, setup: dict, factories: dict[str, tuple[Any, str]]) -> None:
+        from ms_migrate.verify import harness
+
+        self.job = file_job
+        self.setup = setup
+        labels = {file_job["before"]: file_job["before_label"], file_job["after"]: file_job["after_label"]}
+        self.describe = describer(labels)
+        self.sites = {site["id"]: site for site in file_job["sites"]}
+        self.mode = "pynative"
+        self.versions = Versions(file_job, lambda: self.context(self.mode).reset(), self.describe)
+        self.factory: Optional[Callable[[Any], Any]] = None
+        self.factory_problem = ""
+        spec = file_job.get("factory")
+        if spec:
+            if spec not in factories:
+                try:
+                    factories[spec] = (_load_factory(spec, file_job["search_path"]), "")
+                except Exception as error:
+                    factories[spec] = (None, f"factory {spec!r} cannot be loaded: {self.describe(error)}")
+            self.factory, self.factory_problem = factories[spec]
+        self._harness = harness
+
+    def context(self, mode: str) -> Any:
+        return self._harness.Context(
+            mode=mode,
+            steps=self.setup["steps"],
+            rtol=self.setup["rtol"],
+            atol=self.setup["atol"],
+            seed=self.setup["seed"],
+            describe=self.describe,
+            factory=self.factory,
+            factory_problem=self.factory_problem,
+        )
+
+    def run(self, site_id: int, mode: str) -> dict[str, Any]:
+        self.mode = mode
+        try:
+            return self._harness.run_site(self.sites[site_id], self.context(mode), self.versions)
+        except Exception as error:  # a bug here must not cost the other sites their results
+            reason = f"internal error in the harness: {self.describe(error)}"
+            return self._harness.Outcome(self._harness.Verdict.NOT_RUN, reason).to_json("none")
+
+
+def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
+    """Set up MindSpore, then run each task line ``{"site": id, "mode": m}`` until stdin ends."""
+    try:
+        import mindspore as ms
+    except Exception as error:
+        reason = (
+            f"MindSpore cannot be imported by {sys.executable}: {error} (pip install 'ms-migrate[verify]')"
+        )
+        channel.send(event="fatal", reason=reason)
+        return
+    device = setup["device"]
+    try:
+        ms.set_device(device)
+    except Exception as error:
+        reason = f"device {device} is not available in this MindSpore build ({_gist(str(error))})"
+        channel.send(event="fatal", reason=reason)
+        return
+    os.environ["MS_MIGRATE_DEVICE"] = device
+    from ms_migrate.verify import harness  # noqa: F401  (imports MindSpore's nn and ops)
+
+    # MindSpore runs a full gc.collect() before compiling every Cell; with MindSpore's own
+    # objects frozen out of the collector's view that costs ~3 ms instead of ~80 ms.
+    gc.freeze()
+    files = {site["id"]: file_job for file_job in setup["files"] for site in file_job["sites"]}
+    states: dict[int, FileState] = {}
+    factories: dict[str, tuple[Any, str]] = {}
+    channel.send(event="ready")
+    for line in tasks:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        site_id, mode = task["site"], task["mode"]
+        os.environ["MS_MIGRATE_MODE"] = mode  # the convention the project's fixtures read
+        file_job = files[site_id]
+        key = id(file_job)
+        if key not in states:
+            states[key] = FileState(file_job, setup, factories)
+        channel.send(event="result", site=site_id, mode=mode, **states[key].run(site_id, mode))
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m ms_migrate.verify.worker")
+    parser.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
+    arguments = parser.parse_args(argv)
+    apply_memory_limit(arguments.memory)
+    channel = Channel(os.fdopen(os.dup(1), "w", encoding="utf-8"))
+    os.dup2(2, 1)
+    setup = json.loads(sys.stdin.readline())
+    serve(setup, sys.stdin, channel)
+
+
+if __name__ == "__main__":
+    main()

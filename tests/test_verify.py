@@ -1,0 +1,301 @@
+"""Verification by execution: `ms-migrate verify`, script mode, and `upgrade --verify`.
+
+The MindSpore tests run real workers on CPU. Each verify call starts one worker per mode and
+batches every site into it, so each test below pays `import mindspore` once or twice. The pure
+parts (site planning, configuration, comparison, rendering) are tested without MindSpore.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from ms_migrate.cli import main
+from ms_migrate.engine import migrate_text
+from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_many, verify_pairs
+from ms_migrate.verify.compare import compare_numbers
+from ms_migrate.verify.config import _fallback_table, apply_settings, find_config
+from ms_migrate.verify.model import SiteResult, VerificationReport
+from ms_migrate.verify.render import print_report
+from ms_migrate.verify.sites import differing_sites
+from ms_migrate.versions import Version
+
+TESTS = Path(__file__).parent
+CASES = TESTS / "verify_cases"
+FIXTURES = TESTS / "fixtures"
+MS101 = FIXTURES / "ms101"
+EXAMPLE = TESTS.parent / "examples" / "legacy_project"
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def table_rows(output: str) -> dict[tuple[str, str], list[str]]:
+    """Rows of the rich table by (site, mode): [steps, max abs diff, max rel diff, verdict...]."""
+    rows = {}
+    for line in output.splitlines():
+        cells = line.split()
+        if len(cells) >= 6 and cells[1] in ("pynative", "graph") and ":" in cells[0]:
+            rows[(cells[0].split(":")[0], cells[1])] = cells[2:]
+    return rows
+
+
+@pytest.fixture
+def fixture_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ms101 fixtures import tests/fixtures/_harness.py; workers inherit this environment."""
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(FIXTURES), os.environ.get("PYTHONPATH")]))
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# With MindSpore
+
+
+@pytest.mark.mindspore
+def test_subtly_wrong_rewrites_differ_in_both_modes() -> None:
+    code, output = invoke(
+        "verify", str(CASES / "wrong_rewrites_before.py"), str(CASES / "wrong_rewrites_after.py")
+    )
+    assert code == 1, output
+    rows = table_rows(output)
+    assert set(rows) == {
+        (site, mode)
+        for site in ("TrainLossScale", "TrainWithAux", "InputGradient")
+        for mode in ("pynative", "graph")
+    }
+    for (site, mode), (steps, max_abs, _, verdict, *_) in rows.items():
+        assert verdict == "differs:", (site, mode, output)
+        assert steps == "3"
+        if site != "InputGradient":  # same numbers, different structure
+            assert float(max_abs) > 1e-3, (site, mode, output)
+    assert "returned value at step 1 differs in structure: tuple(tensor float32[6, 4]) in BEFORE" in output
+
+
+@pytest.mark.mindspore
+def test_correct_rewrite_verifies_equal_in_both_modes(fixture_imports: None) -> None:
+    code, output = invoke(
+        "verify", str(MS101 / "cell_get_by_list.py"), str(MS101 / "cell_get_by_list.expected.py")
+    )
+    assert code == 0, output
+    rows = table_rows(output)
+    assert rows[("TrainOneStep", "pynative")] == ["3", "0", "0", "equal"]
+    assert rows[("TrainOneStep", "graph")] == ["3", "0", "0", "equal"]
+    assert "2 site runs: 2 equal" in output
+
+
+@pytest.mark.mindspore
+def test_every_automatic_harness_on_engine_output(fixture_imports: None) -> None:
+    """The rewrites the engine produces, verified in one batch: a function-style step whose module
+    switches the mode at import, forward scaling before 2.8, a one-input get_all grad Cell and a
+    `*inputs` train step."""
+    names = [
+        "function_style",
+        "loss_scale_1024_target_2_7",
+        "get_all_one_input_keeps_tuple",
+        "optimizer_parameters_star_inputs",
+    ]
+    pairs = []
+    for name in names:
+        source = MS101 / f"{name}.py"
+        target = Version(2, 7) if name.endswith("2_7") else Version(2, 10)
+        after = migrate_text(source.read_text(encoding="utf-8"), target).text
+        pairs.append(Pair(source.read_text(encoding="utf-8"), after, source, source))
+    reports = verify_pairs(pairs, VerifyOptions())
+    for name, report in zip(names, reports):
+        assert [(row.mode, row.verdict) for row in report.results] == [
+            ("pynative", Verdict.EQUAL),
+            ("graph", Verdict.EQUAL),
+        ], (name, report.summary())
+    harnesses = {report.results[0].harness for report in reports}
+    assert harnesses == {"seeded inputs", "train step: SGD, Momentum", "grad cell"}
+
+
+@pytest.mark.mindspore
+def test_module_that_raises_at_import_exits_2_with_the_error(tmp_path: Path) -> None:
+    before = CASES / "raises_at_import.py"
+    after = tmp_path / "raises_at_import.py"
+    after.write_text(migrate_text(before.read_text(encoding="utf-8"), Version(2, 10)).text, encoding="utf-8")
+    code, output = invoke("verify", "--mode", "pynative", str(before), str(after))
+    assert code == 2, output
+    expected = f"BEFORE raised at import: RuntimeError: configuration server unreachable ({before}:6)"
+    assert f"TrainStep:9 (pynative): could not run: {expected}" in output
+
+
+@pytest.mark.mindspore
+def test_missing_device_is_named_in_json() -> None:
+    before, after = CASES / "wrong_rewrites_before.py", CASES / "wrong_rewrites_after.py"
+    code, output = invoke(
+        "verify", "--device", "Ascend", "--mode", "graph", "--format", "json", str(before), str(after)
+    )
+    assert code == 2
+    data = json.loads(output)
+    assert data["verdict"] == "could not run" and data["options"]["device"] == "Ascend"
+    assert len(data["sites"]) == 3
+    for site in data["sites"]:
+        assert site["reason"].startswith("device Ascend is not available in this MindSpore build")
+
+
+@pytest.mark.mindspore
+def test_crash_timeout_and_memory_limit_cost_only_their_own_site(tmp_path: Path) -> None:
+    """One worker runs all four files in turn; the three broken ones are reported and the last,
+    after two worker restarts, is still verified. MindSpore itself runs under a 4 GiB limit."""
+    before = (MS101 / "local_ms_name_not_shadowed.py").read_text(encoding="utf-8")
+    after = (MS101 / "local_ms_name_not_shadowed.expected.py").read_text(encoding="utf-8")
+    hog = "import numpy\n_buffer = numpy.empty(6 * 2**30, numpy.uint8)  # lazily mapped, over the limit\n"
+    crash = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    items = [
+        (tmp_path / "memory.py", hog + before, after),
+        (tmp_path / "crash.py", before, crash + after),
+        (tmp_path / "sleeps.py", "import time\ntime.sleep(600)\n" + before, after),
+        (tmp_path / "fine.py", before, after),
+    ]
+    options = VerifyOptions(modes=("pynative",), timeout_s=8, memory_limit_mb=4096)
+    memory, crashed, sleeps, fine = (report.results[0] for report in verify_many(items, options))
+    assert memory.verdict is Verdict.NOT_RUN and "MemoryError" in memory.reason
+    assert crashed.verdict is Verdict.NOT_RUN and crashed.reason == "the worker died with signal SIGKILL"
+    assert sleeps.verdict is Verdict.NOT_RUN and sleeps.reason == "timed out after 8 s"
+    assert fine.verdict is Verdict.EQUAL and fine.steps == 3
+
+
+@pytest.mark.mindspore
+def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> None:
+    project = tmp_path / "legacy_project"
+    shutil.copytree(EXAMPLE, project)
+    shutil.copytree(CASES / "legacy_project_extras", project, dirs_exist_ok=True)
+    original = {path.name: path.read_bytes() for path in (project / "src").glob("*.py")}
+
+    code, output = invoke("upgrade", "--verify", str(project))
+    assert code == 1, output
+    src = project / "src"
+    for name in ("train.py", "train_functional.py", "train_loss_scale.py"):
+        assert (src / name).read_bytes() != original[name], name
+        assert "GradOperation" not in (src / name).read_text(encoding="utf-8")
+    assert (src / "train_bn.py").read_bytes() == original["train_bn.py"]
+    for site in ("TrainOneStepCell:13", "train_step:15", "TrainWithLossScale:7"):
+        for mode in ("pynative", "graph"):
+            assert table_rows(output)[(site.split(":")[0], mode)][3] == "equal", (site, mode, output)
+    moving_mean = "parameter network.bn.moving_mean after step 1 differs"
+    assert f"TrainBatchNorm:8 (pynative): differs: {moving_mean}" in output
+    assert f"{src / 'train_bn.py'}: not written: 2 site runs: 1 equal, 1 differs" in output
+    assert "3 files changed" in output
+
+    code, output = invoke("upgrade", "--dry-run", "--verify", str(src / "train_bn.py"))
+    assert code == 1, output
+    assert "+        loss, grads = ms.value_and_grad(self.network, None, self.weights)(data, label)" in output
+    assert table_rows(output)[("TrainBatchNorm", "pynative")][3] == "differs:"
+    assert (src / "train_bn.py").read_bytes() == original["train_bn.py"]
+
+    code, output = invoke("upgrade", "--verify", "--allow-unverified", str(src / "train_bn.py"))
+    assert code == 0, output
+    assert "value_and_grad" in (src / "train_bn.py").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Script mode (plain Python scripts: the comparison, not MindSpore, is under test)
+
+
+def test_script_mode_compares_printed_numbers(tmp_path: Path) -> None:
+    def script(name: str, body: str) -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(body), encoding="utf-8")
+        return str(path)
+
+    before = script("before.py", 'print(\'{"loss": [0.5, 0.25], "step": 2}\')\nprint("epoch 1 loss 0.125")\n')
+    same = script(
+        "same.py", 'print(\'{"step": 2, "loss": [0.5, 0.2500000001]}\')\nprint("epoch 1 loss 0.125")\n'
+    )
+    wrong = script("wrong.py", 'print(\'{"loss": [0.5, 0.26], "step": 2}\')\nprint("epoch 1 loss 0.125")\n')
+    broken = script("broken.py", "raise SystemExit('no data')\n")
+
+    code, output = invoke("verify", "--script", "--mode", "pynative", before, same)
+    assert code == 0, output
+    code, output = invoke("verify", "--script", "--mode", "graph", "--format", "json", before, wrong)
+    assert code == 1
+    (site,) = json.loads(output)["sites"]
+    assert site["reason"] == "printed numbers differ (number 2)" and site["max_abs_diff"] == pytest.approx(
+        0.01
+    )
+    code, output = invoke("verify", "--script", "--mode", "pynative", before, broken)
+    assert code == 1 and "AFTER fails while BEFORE runs: exited with status 1: no data" in output
+    code, output = invoke("verify", "--script", "--mode", "pynative", broken, before)
+    assert code == 2 and "BEFORE fails" in output
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts
+
+
+def test_site_plans_read_the_cell() -> None:
+    before = (CASES / "wrong_rewrites_before.py").read_text(encoding="utf-8")
+    after = (CASES / "wrong_rewrites_after.py").read_text(encoding="utf-8")
+    plans = {plan.name: plan for plan in differing_sites(before, after)}
+    assert plans["TrainLossScale"].inputs == ("feature", "label")
+    assert plans["TrainLossScale"].optimizer and plans["TrainLossScale"].network_inputs == 2
+    assert plans["TrainWithAux"].outputs == 2
+    assert plans["InputGradient"].inputs == ("feature",) and not plans["InputGradient"].optimizer
+
+    sens_argument = (MS101 / "sens_from_construct_argument_2_8.py").read_text(encoding="utf-8")
+    (plan,) = differing_sites(sens_argument, migrate_text(sens_argument, Version(2, 8)).text)
+    assert plan.inputs == ("feature", "label", "scalar") and plan.network_inputs == 2
+
+
+def test_site_plans_say_why_no_harness_fits() -> None:
+    legacy = "import mindspore.nn as nn\n\n\nclass Step(nn.Cell):\n    def __init__(self, a, b, c):\n"
+    legacy += "        super().__init__()\n\n    def construct(self, x):\n        return x\n"
+    (plan,) = differing_sites(legacy, legacy.replace("return x", "return x * 2"))
+    assert plan.kind == "none" and "__init__(self, a, b, c) does not take" in plan.problem
+    (plan,) = differing_sites("A = 1\n", "A = 2\n")
+    assert plan.kind == "skip" and plan.problem == "the versions differ only in module-level statements"
+    assert differing_sites("x = 1  # one\n", "x = 1  # uno\n") == []
+    unchanged_user = "from m import f\n\n\ndef step(x):\n    return f(x)\n"
+    (plan,) = differing_sites(unchanged_user, unchanged_user.replace("from m import f", "from n import f"))
+    assert plan.name == "step" and plan.problem == "not a train step or grad function"
+
+
+def test_config_table_with_and_without_tomllib(tmp_path: Path) -> None:
+    text = '[project]\nname = "x"\n\n[tool.ms-migrate.verify]\nfactory = "harness:build"  # why\n'
+    text += 'mode = "graph"\nsteps = 5\npython-path = ["src"]\n\n[tool.other]\nsteps = 9\n'
+    assert _fallback_table(text) == {
+        "factory": "harness:build",
+        "mode": "graph",
+        "steps": 5,
+        "python-path": ["src"],
+    }
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    config = find_config(tmp_path / "pkg")
+    assert config is not None and config.factory == "harness:build"
+    assert config.search_path == [str(tmp_path / "src"), str(tmp_path)]
+    options = apply_settings(VerifyOptions(), config, explicit={"steps"})
+    assert options.modes == ("graph",) and options.steps == 3
+
+
+def test_tolerance_rule_and_rendering() -> None:
+    assert compare_numbers([1.0, 2.0], [1.0 + 1e-6, 2.0], rtol=1e-5, atol=1e-6).first_mismatch is None
+    tally = compare_numbers([1.0, float("nan")], [1.0, 0.0], rtol=1e-5, atol=1e-6)
+    assert tally.first_mismatch == "printed numbers differ (number 2)" and tally.max_abs == float("inf")
+    report = VerificationReport(
+        Path("train.py"),
+        [
+            SiteResult("Step", 3, "graph", Verdict.EQUAL, 3, 0.0, 0.0),
+            SiteResult("Step", 3, "pynative", Verdict.DIFFERS, 3, 0.5, 0.25, "parameter w after step 1"),
+        ],
+    )
+    console = Console(record=True, width=100, force_terminal=False)
+    print_report(console, report)
+    text = console.export_text()
+    assert table_rows(text)[("Step", "graph")] == ["3", "0", "0", "equal"]
+    assert "train.py: Step:3 (pynative): differs: parameter w after step 1" in text
+    assert report.exit_code == 1 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
+    assert SiteResult.from_json(report.results[1].to_json()) == report.results[1]
