@@ -125,3 +125,17 @@ def test_multi_output_merge_notes_the_summed_gradient() -> None:
     source = (FIXTURES / "ms101" / "multi_output_sum_note.py").read_text()
     codes = [finding.code for finding in migrate_text(source, Version(2, 10)).findings]
     assert codes.count("MS101") == 1 and "MSN002" in codes
+
+
+def test_type_checking_imports_are_not_used_at_run_time() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\nimport mindspore.nn as nn\n"
+        "from mindspore.ops import composite as C\n"
+        "if TYPE_CHECKING:\n    import mindspore as ms\n"
+        + CELL.format(creation="C.GradOperation(get_by_list=True)")
+    )
+    output = upgrade(source)
+    assert "mindspore.value_and_grad(" in output and "ms.value_and_grad(" not in output.replace(
+        "mindspore.", ""
+    )
+    assert "import mindspore\n" in output

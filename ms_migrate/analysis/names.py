@@ -106,6 +106,16 @@ class _BindingCollector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return self._enter_scope(node.name.value)
 
+    def visit_If(self, node: cst.If) -> bool:
+        # Imports under `if TYPE_CHECKING:` do not exist at run time; generated code must not
+        # rely on them, and a GradOperation named through them cannot run either.
+        test = dotted_name(node.test) or ""
+        if test.split(".")[-1] == "TYPE_CHECKING":
+            if node.orelse is not None:
+                node.orelse.visit(self)
+            return False
+        return True
+
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return self._enter_scope(node.name.value)
 
