@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 
 from ms_migrate import __version__, sources
-from ms_migrate.findings import NOTES, REASONS
+from ms_migrate.findings import NOTES, REASONS, Kind
 from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
 from ms_migrate.rules import ALL_RULES, by_id
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
@@ -124,6 +124,57 @@ def upgrade(
 
 
 main.add_command(verify_command)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--target-version", callback=_parse_version, metavar="X.Y", help="As for upgrade.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("-q", "--quiet", is_flag=True, help="Only sites that can be modernised, and errors.")
+def check(
+    paths: tuple[Path, ...],
+    target_version: Optional[Version],
+    exclude: tuple[str, ...],
+    jobs: int,
+    quiet: bool,
+) -> None:
+    """Lint only: report legacy autodiff that `upgrade` would modernise; write nothing.
+
+    Exit 1 when some site can be modernised (the pre-commit hook's signal), 2 on errors.
+    GradOperation is not deprecated, so these are reported as modernisable, not as errors.
+    """
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    missing = [path for path in paths if not path.exists()]
+    for path in missing:
+        err.print(f"{path}: no such file or directory", markup=False)
+    target = _resolve_target(target_version, paths, Console(quiet=True) if quiet else err)
+    files = list(sources.discover([path for path in paths if path.exists()], exclude))
+    summary = Summary(errors=len(missing))
+    for outcome in upgrade_files(files, target, write=False, jobs=jobs):
+        if outcome.error:
+            summary.errors += 1
+            err.print(outcome.error, markup=False)
+        summary.add(outcome.findings, outcome.changed)
+        for finding in outcome.findings:
+            if finding.kind is Kind.CONVERTED:
+                out.print(
+                    f"{outcome.path}:{finding.line} {finding.code} modernisable: {finding.message}",
+                    markup=False,
+                )
+            elif finding.kind is Kind.LEFT_ALONE and not quiet:
+                out.print(finding.render(str(outcome.path)), markup=False)
+    if not quiet or summary.errors:
+        err.print(
+            f"{summary.converted} modernisable site{'s' * (summary.converted != 1)} "
+            f"in {summary.files_changed} file{'s' * (summary.files_changed != 1)} "
+            f"({summary.files_seen} checked; fix with `ms-migrate upgrade`)",
+            markup=False,
+        )
+    if summary.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_CHANGES if summary.converted else EXIT_OK)
 
 
 @main.command("rules")
