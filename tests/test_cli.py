@@ -117,3 +117,16 @@ def test_console_script_is_installed() -> None:
     script = Path(sys.executable).with_name("ms-migrate")
     completed = subprocess.run([str(script), "--version"], capture_output=True, text=True)
     assert completed.returncode == 0 and "ms-migrate" in completed.stdout
+
+
+def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "legacy.py")
+    shutil.copy(FIXTURES / "refuse_gan_two_applications.py", tmp_path / "gan.py")
+    before = snapshot(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'legacy.py'}:14 MS101 modernisable" in result.output
+    assert f"{tmp_path / 'gan.py'}:11 MSR004" in result.output
+    assert snapshot(tmp_path) == before
+    (tmp_path / "legacy.py").unlink()
+    assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0
