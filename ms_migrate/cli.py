@@ -49,6 +49,22 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: C
     return target
 
 
+def _start(
+    paths: tuple[Path, ...],
+    target_version: Optional[Version],
+    exclude: tuple[str, ...],
+    quiet: bool,
+    err: Console,
+) -> tuple[Version, list[Path], Summary]:
+    """Report missing paths, settle the target version, and list the files to process."""
+    missing = [path for path in paths if not path.exists()]
+    for path in missing:
+        err.print(f"{path}: no such file or directory", markup=False)
+    target = _resolve_target(target_version, paths, Console(quiet=True) if quiet else err)
+    files = list(sources.discover([path for path in paths if path.exists()], exclude))
+    return target, files, Summary(errors=len(missing))
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ms-migrate")
 def main() -> None:
@@ -88,13 +104,7 @@ def upgrade(
     """Rewrite GradOperation train steps into value_and_grad / grad."""
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    missing = [path for path in paths if not path.exists()]
-    if missing:
-        for path in missing:
-            err.print(f"{path}: no such file or directory", markup=False)
-    target = _resolve_target(target_version, paths, err if not quiet else Console(quiet=True))
-    files = list(sources.discover([path for path in paths if path.exists()], exclude))
-    summary = Summary(errors=len(missing))
+    target, files, summary = _start(paths, target_version, exclude, quiet, err)
     verify_exit = EXIT_OK
     try:
         if verify:
@@ -146,12 +156,7 @@ def check(
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
-    missing = [path for path in paths if not path.exists()]
-    for path in missing:
-        err.print(f"{path}: no such file or directory", markup=False)
-    target = _resolve_target(target_version, paths, Console(quiet=True) if quiet else err)
-    files = list(sources.discover([path for path in paths if path.exists()], exclude))
-    summary = Summary(errors=len(missing))
+    target, files, summary = _start(paths, target_version, exclude, quiet, err)
     for outcome in upgrade_files(files, target, write=False, jobs=jobs):
         if outcome.error:
             summary.errors += 1
