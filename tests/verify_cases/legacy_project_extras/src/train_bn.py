@@ -1,6 +1,5 @@
 """A train step on a BatchNorm network: the legacy forward-then-grad runs the forward twice in
 PYNATIVE (no set_grad), so the moving statistics move twice. The merged rewrite runs it once."""
-
 import mindspore.nn as nn
 from mindspore import ParameterTuple
 from mindspore.ops import composite as C
