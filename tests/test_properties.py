@@ -1,0 +1,63 @@
+"""Layout must not change decisions: the same code with other blank lines, comments and newline
+style converts the same sites, compiles, and is a fixed point."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ms_migrate.engine import migrate_text
+from ms_migrate.findings import Kind
+from ms_migrate.versions import Version
+from tests.fixture_cases import fixture_cases
+
+CASES = [case for case in fixture_cases() if not case.expects_error]
+INDENT = re.compile(r"^([ \t]*)\S")
+
+
+def relayout(text: str, choices: list[int], crlf: bool) -> str:
+    """Insert blank lines and own-line comments between statements, keeping the code's meaning."""
+    lines = text.splitlines()
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        choice = choices[index % len(choices)]
+        match = INDENT.match(line)
+        starts_statement = match is not None and not line.rstrip().endswith(("(", ",", "\\"))
+        previous = out[-1].rstrip() if out else ""
+        inside_brackets = previous.endswith(("(", ",", "[", "\\"))
+        if starts_statement and not inside_brackets and index > 0:
+            if choice == 1:
+                out.append("")
+            elif choice == 2:
+                out.append(f"{match.group(1)}# 注释 {index}")
+        out.append(line)
+    newline = "\r\n" if crlf else "\n"
+    return newline.join(out) + newline
+
+
+def summary(text: str, target: Version) -> tuple[list[str], str]:
+    result = migrate_text(text, target)
+    codes = sorted(f.code for f in result.findings if f.kind is not Kind.NOTE)
+    return codes, result.text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case_index=st.integers(min_value=0, max_value=len(CASES) - 1),
+    choices=st.lists(st.integers(min_value=0, max_value=2), min_size=1, max_size=12),
+    crlf=st.booleans(),
+)
+def test_layout_does_not_change_what_is_converted(case_index: int, choices: list[int], crlf: bool) -> None:
+    case = CASES[case_index]
+    target = Version.parse(case.target)
+    original = case.source.read_text(encoding="utf-8-sig")
+    variant = relayout(original, choices, crlf)
+    compile(variant, "variant", "exec")  # the generator itself must keep the code valid
+    expected_codes, _ = summary(original, target)
+    codes, output = summary(variant, target)
+    assert codes == expected_codes
+    compile(output, "output", "exec")
+    assert migrate_text(output, target).text == output
+    assert ("\r\n" in output) == crlf
