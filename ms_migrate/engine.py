@@ -136,6 +136,10 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding])
 
 
 def _actionable(text: str, target: Version) -> list[Plan]:
+    # Only GradOperation creations become plans (inherited uses are refusals), so text without
+    # the name needs no second analysis.
+    if "GradOperation" not in text:
+        return []
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
     plans, _ = _plan_module(analyse(wrapper), target)
     return plans
