@@ -139,3 +139,19 @@ def test_type_checking_imports_are_not_used_at_run_time() -> None:
         "mindspore.", ""
     )
     assert "import mindspore\n" in output
+
+
+def test_removed_import_keeps_its_comment_and_leaves_no_empty_block() -> None:
+    source = (
+        "import mindspore.nn as nn\n"
+        "# 自动微分工具\n"
+        "from mindspore.ops import composite as C\n"
+        "try:\n"
+        "    from mindspore.ops import GradOperation\n"
+        "except ImportError:\n"
+        "    GradOperation = None\n" + CELL.format(creation="C.GradOperation(get_by_list=True)")
+    )
+    output = upgrade(source)
+    assert "# 自动微分工具\n" in output
+    assert "from mindspore.ops import composite as C" not in output
+    compile(output, "output", "exec")

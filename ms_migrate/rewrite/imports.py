@@ -11,6 +11,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from ms_migrate.analysis.names import NameResolver, Scope
+from ms_migrate.rewrite.transform import StatementEditor
 
 # `import mindspore as ms` is the spelling MindSpore's own docs use.
 ALIAS_CANDIDATES = ("ms", "mindspore")
@@ -190,7 +191,19 @@ def remove_unused_imports(module: cst.Module, candidates: set[str], before: Coun
     if not dead:
         return module
 
+    emptied: set[int] = set()
+
     class _Remover(cst.CSTTransformer):
+        def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+        ) -> cst.SimpleStatementLine:
+            # A line whose imports are all gone is removed by StatementEditor below, which keeps
+            # its comments; libcst would drop them with the line.
+            if not updated_node.body:
+                emptied.add(id(original_node))
+                return original_node
+            return updated_node
+
         def leave_Import(
             self, original_node: cst.Import, updated_node: cst.Import
         ) -> Union[cst.Import, cst.RemovalSentinel]:
@@ -209,7 +222,8 @@ def remove_unused_imports(module: cst.Module, candidates: set[str], before: Coun
         def visit_ClassDef(self, node: cst.ClassDef) -> bool:
             return False
 
-    return module.visit(_Remover())
+    module = module.visit(_Remover())
+    return module.visit(StatementEditor({}, emptied)) if emptied else module
 
 
 def _local_name(alias: cst.ImportAlias, from_import: bool) -> str:
