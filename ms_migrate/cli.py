@@ -120,7 +120,7 @@ def upgrade(
             summary.add(outcome.findings, outcome.changed and not outcome.held_back)
             if dry_run and outcome.changed:
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
-            for line in finding_lines(display, outcome.findings, verbose=not quiet):
+            for line in finding_lines(display, outcome.findings, not quiet, outcome.where):
                 err.print(line, markup=False)
             verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
     except KeyboardInterrupt:
@@ -164,12 +164,10 @@ def check(
         summary.add(outcome.findings, outcome.changed)
         for finding in outcome.findings:
             if finding.kind is Kind.CONVERTED:
-                out.print(
-                    f"{outcome.path}:{finding.line} {finding.code} modernisable: {finding.message}",
-                    markup=False,
-                )
+                location = f"{outcome.path}:{outcome.where(finding.line)}"
+                out.print(f"{location} {finding.code} modernisable: {finding.message}", markup=False)
             elif finding.kind is Kind.LEFT_ALONE and not quiet:
-                out.print(finding.render(str(outcome.path)), markup=False)
+                out.print(finding.render(str(outcome.path), outcome.where(finding.line)), markup=False)
     if not quiet or summary.errors:
         err.print(
             f"{summary.converted} modernisable site{'s' * (summary.converted != 1)} "

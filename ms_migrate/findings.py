@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Optional
 
 
 class Kind(str, enum.Enum):
@@ -147,8 +148,8 @@ class Finding:
     code: str
     message: str
 
-    def render(self, path: str) -> str:
-        return f"{path}:{self.line} {self.code} {self.message}"
+    def render(self, path: str, where: Optional[str] = None) -> str:
+        return f"{path}:{where or self.line} {self.code} {self.message}"
 
 
 def left_alone(line: int, code: str, detail: str = "") -> Finding:

@@ -33,6 +33,10 @@ class FileOutcome:
     written: bool = False
     verification: Optional[VerificationReport] = None  # upgrade --verify only
     held_back: Optional[str] = None  # why a rewrite was not written (failed verification)
+    locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
+
+    def where(self, line: int) -> str:
+        return self.locations.get(line, str(line))
 
     @property
     def changed(self) -> bool:
@@ -47,10 +51,13 @@ def upgrade_file(path: Path, target: Version, write: bool) -> FileOutcome:
     try:
         result = migrate_text(source.text, target)
     except ParseFailure as error:
-        return FileOutcome(path, source.text, source.text, error=f"{path}:{error.line}: {error.message}")
+        where = source.location(error.line)
+        return FileOutcome(path, source.text, source.text, error=f"{path}:{where}: {error.message}")
     except RecursionError:
         return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
     outcome = FileOutcome(path, source.text, result.text, result.findings)
+    if source.notebook is not None:
+        outcome.locations = {finding.line: source.location(finding.line) for finding in result.findings}
     if write and outcome.changed:
         try:
             sources.write_source(source, result.text)
@@ -103,7 +110,15 @@ def upgrade_files_verified(
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
 
     outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs))
-    changed = [outcome for outcome in outcomes if outcome.changed]
+    changed = [outcome for outcome in outcomes if outcome.changed and outcome.path.suffix != ".ipynb"]
+    for outcome in outcomes:
+        if outcome.changed and outcome.path.suffix == ".ipynb":
+            # Importing a notebook runs all of its cells (training loops included): not verified.
+            if allow_unverified:
+                if write:
+                    _write_verified(outcome)
+            else:
+                outcome.held_back = "not written: notebooks are not verified by execution"
     reports = verify_many([(outcome.path, outcome.before, outcome.after) for outcome in changed], options)
     for outcome, report in zip(changed, reports):
         outcome.verification = report

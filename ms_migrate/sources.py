@@ -18,6 +18,9 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
+
+from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -38,8 +41,10 @@ SKIPPED_DIRECTORIES = frozenset(
         ".ruff_cache",
         "node_modules",
         "site-packages",
+        ".ipynb_checkpoints",
     }
 )
+SUFFIXES = (".py", ".ipynb")
 
 
 class SourceError(Exception):
@@ -57,7 +62,10 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A decoded Python file plus what is needed to write it back byte-for-byte alike."""
+    """A decoded Python file plus what is needed to write it back byte-for-byte alike.
+
+    For a notebook, ``text`` is the virtual module of its code cells (see ``notebooks``).
+    """
 
     path: Path
     text: str
@@ -65,10 +73,23 @@ class SourceFile:
     has_bom: bool
     mode: int
     raw: bytes
+    notebook: Optional[Notebook] = None
 
     def encode(self, text: str) -> bytes:
+        if self.notebook is not None:
+            try:
+                text = self.notebook.with_virtual_text(text)
+            except NotebookError as error:
+                raise SourceError(self.path, str(error)) from error
         body = text.encode(self.encoding)
         return codecs.BOM_UTF8 + body if self.has_bom else body
+
+    def location(self, line: int) -> str:
+        """Where a line of ``text`` is, as users see the file."""
+        if self.notebook is None:
+            return str(line)
+        cell, line_in_cell = self.notebook.cell_of_line(line, self.text)
+        return f"cell {cell}:{line_in_cell}"
 
 
 def _is_virtualenv(directory: Path) -> bool:
@@ -88,7 +109,7 @@ def _excluded(path: Path, excludes: Iterable[str]) -> bool:
 
 
 def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Path]:
-    """Yield the ``.py`` files under ``paths`` in a stable order.
+    """Yield the ``.py`` files and notebooks under ``paths`` in a stable order.
 
     A file named explicitly is always yielded (unless excluded), whatever its suffix, so that
     pre-commit can hand us exactly the files it wants checked.
@@ -113,7 +134,7 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
             )
             for name in sorted(files):
                 path = here / name
-                if name.endswith(".py") and not _excluded(path, excludes) and path not in seen:
+                if name.endswith(SUFFIXES) and not _excluded(path, excludes) and path not in seen:
                     seen.add(path)
                     yield path
 
@@ -142,8 +163,22 @@ def read_source(path: Path) -> SourceFile:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    if path.suffix == ".ipynb":
+        return _read_notebook(path, raw, mode)
     text, encoding, has_bom = decode(path, raw)
     return SourceFile(path=path, text=text, encoding=encoding, has_bom=has_bom, mode=mode, raw=raw)
+
+
+def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
+    has_bom = raw.startswith(codecs.BOM_UTF8)
+    try:
+        document = raw[len(codecs.BOM_UTF8) if has_bom else 0 :].decode("utf-8")
+        notebook = parse_notebook(document)
+    except UnicodeDecodeError as error:
+        raise SourceError(path, f"notebook is not UTF-8: {error}") from error
+    except NotebookError as error:
+        raise SourceError(path, str(error)) from error
+    return SourceFile(path, notebook.virtual_text(), "utf-8", has_bom, mode, raw, notebook)
 
 
 def write_source(source: SourceFile, new_text: str) -> None:

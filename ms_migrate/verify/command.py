@@ -185,6 +185,9 @@ def show_verification(err: Console, outcome: FileOutcome, quiet: bool) -> int:
     """
     report = outcome.verification
     if report is None:
+        if outcome.held_back:  # a notebook: never run, so never proven
+            err.print(f"{outcome.path}: {outcome.held_back}", markup=False, soft_wrap=True)
+            return EXIT_NOT_RUN
         return EXIT_EQUAL
     if not (quiet and report.ok):
         print_report(err, report)

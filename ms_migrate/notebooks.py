@@ -1,0 +1,143 @@
+"""Jupyter notebooks as one virtual Python module, and back.
+
+Tutorials and course material are often notebooks, with imports in one cell and the train step in
+another, so the cells are analysed together: each code cell becomes a marked section of one
+module. IPython magics (`%time`, `!pip ...`) are not Python; they are turned into marked comments
+and restored afterwards. Cell magics (`%%bash`) make the whole cell opaque. Pure: JSON text in,
+JSON text out; ``sources`` does the reading and writing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+CELL_MARKER = "# %% ms-migrate cell {index}"
+_CELL_LINE = re.compile(r"^# %% ms-migrate cell (\d+)$")
+_MAGIC_PREFIX = "# ms-migrate magic: "
+# Line magics and shell escapes (`%time x`, `!pip install`), and help lookups (`obj?`, `?obj`).
+_MAGIC = re.compile(r"^(\s*)([%!].*|\?.*|[\w.]+\?\??)$")
+
+
+class NotebookError(ValueError):
+    """A notebook that cannot be read, or written back without losing anything."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # position among all cells
+    source: str
+    opaque: bool  # a cell magic: never analysed, never changed
+
+
+@dataclass(frozen=True)
+class Notebook:
+    document: dict[str, Any]
+    cells: tuple[Cell, ...]
+    indent: Optional[int]
+    trailing_newline: bool
+    faithful: bool  # json.dumps reproduces the file exactly, so a rewrite changes only its cells
+
+    def virtual_text(self) -> str:
+        parts = []
+        for cell in self.cells:
+            parts.append(CELL_MARKER.format(index=cell.index))
+            if not cell.opaque and cell.source:
+                parts.append("\n".join(_hide_magic(line) for line in cell.source.split("\n")))
+        return "\n".join(parts) + "\n"
+
+    def cell_of_line(self, line: int, text: Optional[str] = None) -> tuple[int, int]:
+        """(cell index, line within the cell) for a line of the virtual text."""
+        cell, offset = -1, 0
+        for number, content in enumerate((text or self.virtual_text()).split("\n"), start=1):
+            match = _CELL_LINE.match(content)
+            if match:
+                cell, offset = int(match.group(1)), number
+            if number == line:
+                return cell, line - offset
+        return cell, 0
+
+    def with_virtual_text(self, text: str) -> str:
+        """The notebook's JSON with each code cell taken from ``text`` (a migrated virtual text)."""
+        if not self.faithful:
+            # Another tool's JSON layout: writing would reformat the whole file.
+            raise NotebookError("unusual JSON layout (not as Jupyter writes it); left unchanged")
+        sections = _split(text)
+        expected = [cell.index for cell in self.cells]
+        if [index for index, _ in sections] != expected:
+            raise NotebookError("the rewrite moved code across cells; left unchanged")
+        document = json.loads(json.dumps(self.document))
+        raw_cells = document["cells"]
+        for cell, (_, body) in zip(self.cells, sections):
+            if cell.opaque:
+                continue
+            new_source = "\n".join(_show_magic(line) for line in body)
+            if new_source != cell.source:
+                raw_cells[cell.index]["source"] = new_source.splitlines(keepends=True)
+        return _dump(document, self.indent, self.trailing_newline)
+
+
+def _hide_magic(line: str) -> str:
+    match = _MAGIC.match(line)
+    if not match:
+        return line
+    return f"{match.group(1)}{_MAGIC_PREFIX}{match.group(2)}"
+
+
+def _show_magic(line: str) -> str:
+    stripped = line.lstrip()
+    if stripped.startswith(_MAGIC_PREFIX):
+        return line[: len(line) - len(stripped)] + stripped[len(_MAGIC_PREFIX) :]
+    return line
+
+
+def _split(text: str) -> list[tuple[int, list[str]]]:
+    sections: list[tuple[int, list[str]]] = []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        match = _CELL_LINE.match(line)
+        if match:
+            sections.append((int(match.group(1)), []))
+        elif sections:
+            sections[-1][1].append(line)
+        elif line.strip():
+            raise NotebookError("code before the first cell after the rewrite; left unchanged")
+        else:
+            continue
+    return sections
+
+
+def _dump(document: dict[str, Any], indent: Optional[int], trailing_newline: bool) -> str:
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    return text + "\n" if trailing_newline else text
+
+
+def _source_text(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def parse_notebook(text: str) -> Notebook:
+    """Read a notebook's JSON; one that json.dumps cannot reproduce is read but never written."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"not valid notebook JSON: {error.msg} (line {error.lineno})") from error
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        raise NotebookError("not a notebook: no list of cells")
+    indent_match = re.search(r"\n( +)\"", text)
+    indent = len(indent_match.group(1)) if indent_match else None
+    trailing_newline = text.endswith("\n")
+    faithful = _dump(document, indent, trailing_newline) == text
+    cells = []
+    for index, raw in enumerate(document["cells"]):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+            continue
+        source = _source_text(raw)
+        opaque = source.lstrip().startswith("%%")
+        cells.append(Cell(index, source, opaque))
+    return Notebook(document, tuple(cells), indent, trailing_newline, faithful)

@@ -1,0 +1,96 @@
+"""Notebooks: code cells are migrated together; magics, other cells and the JSON layout survive."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ms_migrate import sources
+from ms_migrate.cli import main
+from ms_migrate.notebooks import parse_notebook
+
+TUTORIAL = Path(__file__).parent / "notebooks" / "tutorial.ipynb"
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def test_virtual_text_round_trips_byte_for_byte() -> None:
+    text = TUTORIAL.read_text(encoding="utf-8")
+    notebook = parse_notebook(text)
+    assert notebook.with_virtual_text(notebook.virtual_text()) == text
+
+
+def test_notebook_upgrade_rewrites_code_cells_only(tmp_path: Path) -> None:
+    notebook = tmp_path / "lesson" / "tutorial.ipynb"
+    notebook.parent.mkdir()
+    shutil.copy(TUTORIAL, notebook)
+    checkpoint = tmp_path / "lesson" / ".ipynb_checkpoints" / "tutorial-checkpoint.ipynb"
+    checkpoint.parent.mkdir()
+    shutil.copy(TUTORIAL, checkpoint)
+    before = cells(notebook)
+
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "tutorial.ipynb:cell 3:6 MS101" in result.output
+    after = cells(notebook)
+    assert len(after) == len(before)
+    assert "".join(after[1]["source"]) == (
+        "!pip install mindspore==1.9\n%matplotlib inline\nimport mindspore.nn as nn\nimport mindspore as ms"
+    )
+    assert "loss, grads = ms.value_and_grad(self.network, None, self.optimizer.parameters)(x, y)" in "".join(
+        after[3]["source"]
+    )
+    for index in (0, 2, 4):
+        assert after[index] == before[index]
+    assert {key: value for key, value in after[3].items() if key != "source"} == {
+        key: value for key, value in before[3].items() if key != "source"
+    }
+    written = notebook.read_text(encoding="utf-8")
+    assert written.endswith("}\n") and '\n "cells": [\n' in written and "训练教程" in written
+    assert checkpoint.read_bytes() == TUTORIAL.read_bytes()
+
+    again = CliRunner().invoke(main, ["upgrade", "--dry-run", "--target-version", "2.8", str(notebook)])
+    assert again.exit_code == 0 and "---" not in again.output
+
+
+def test_notebook_in_another_json_layout_is_left_alone(tmp_path: Path) -> None:
+    notebook = tmp_path / "escaped.ipynb"
+    document = json.loads(TUTORIAL.read_text(encoding="utf-8"))
+    notebook.write_text(json.dumps(document, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
+    original = notebook.read_bytes()
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(notebook)])
+    assert result.exit_code == 2
+    assert "unusual JSON layout" in result.output
+    assert notebook.read_bytes() == original
+
+
+def test_broken_notebook_is_reported(tmp_path: Path) -> None:
+    notebook = tmp_path / "broken.ipynb"
+    notebook.write_text('{"cells": [', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 2 and "not valid notebook JSON" in result.output
+    assert [path.name for path in sources.discover([tmp_path])] == ["broken.ipynb"]
+
+
+def test_unrelated_notebook_in_another_layout_is_no_error(tmp_path: Path) -> None:
+    notebook = tmp_path / "plots.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n"]}]}, indent=2))
+    result = CliRunner().invoke(main, ["upgrade", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+
+
+def test_upgrade_verify_never_runs_a_notebook(tmp_path: Path) -> None:
+    notebook = tmp_path / "tutorial.ipynb"
+    shutil.copy(TUTORIAL, notebook)
+    held = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.8", str(notebook)])
+    assert held.exit_code == 2 and "notebooks are not verified by execution" in held.output
+    assert notebook.read_bytes() == TUTORIAL.read_bytes()
+    forced = CliRunner().invoke(
+        main, ["upgrade", "--verify", "--allow-unverified", "--target-version", "2.8", str(notebook)]
+    )
+    assert forced.exit_code == 0 and "value_and_grad" in notebook.read_text(encoding="utf-8")
