@@ -8,16 +8,18 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from ms_migrate.analysis.grad_ops import ModuleAnalysis, analyse
+from ms_migrate.analysis.grad_ops import Application, GradOpSite, ModuleAnalysis, analyse
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.findings import Finding, Kind, converted, left_alone, note
-from ms_migrate.plan import Plan, plan_site
+from ms_migrate.plan import NetworkVarargs, Plan, plan_site
 from ms_migrate.rewrite import imports
-from ms_migrate.rewrite.transform import SCALED_FORWARD_NAME, StatementEditor, new_statements
+from ms_migrate.rewrite.transform import FORWARD_NAME, SCALED_FORWARD_NAME, StatementEditor, new_statements
 from ms_migrate.rules import ms101_grad_operation as MS101
 from ms_migrate.versions import Version
 
@@ -61,21 +63,41 @@ def parse(text: str) -> cst.Module:
         raise ParseFailure(f"cannot parse: {getattr(error, 'message', error)}", line) from error
 
 
-def _plan_module(analysis: ModuleAnalysis, target: Version) -> tuple[list[Plan], list[Finding]]:
+def _varargs_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkVarargs:
+    def network_varargs(
+        site: GradOpSite, application: Application, net: cst.BaseExpression
+    ) -> Optional[bool]:
+        if not (
+            isinstance(net, cst.Attribute) and isinstance(net.value, cst.Name) and net.value.value == "self"
+        ):
+            return None
+        owner = analysis.enclosing(application.function, cst.ClassDef) if application.function else None
+        if not isinstance(owner, cst.ClassDef):
+            return None
+        return project.attribute_varargs(owner.name.value, net.attr.value)
+
+    return network_varargs
+
+
+def _plan_module(
+    analysis: ModuleAnalysis, target: Version, project: ProjectIndex
+) -> tuple[list[Plan], list[Finding]]:
     plans: list[Plan] = []
     findings: list[Finding] = []
     touched: set[int] = set()
+    lookup = _varargs_lookup(analysis, project)
     for site in analysis.sites:
-        outcome = plan_site(analysis, site, target)
+        outcome = plan_site(analysis, site, target, lookup)
         if isinstance(outcome, Finding):
             findings.append(outcome)
             continue
-        statements = {id(statement.line) for statement in outcome.touched}
-        if statements & touched:
+        statements = [{id(statement.line) for statement in plan.touched} for plan in outcome]
+        combined = set().union(*statements)
+        if combined & touched or sum(map(len, statements)) != len(combined):
             findings.append(left_alone(site.line, "MSR004", "shares statements with another site"))
             continue
-        touched |= statements
-        plans.append(outcome)
+        touched |= combined
+        plans.extend(outcome)
     for use in analysis.inherited:
         findings.append(left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}"))
     return plans, findings
@@ -98,30 +120,40 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding])
     removals: set[int] = set()
     pending_import: Optional[str] = None
     applied = 0
+    by_site: dict[int, list[Plan]] = {}
     for plan in plans:
-        scopes = analysis.scopes_of(plan.application.outer)
-        reference = imports.module_reference(
-            analysis.resolver, module_names, plan.module, scopes, pending_import
-        )
-        if reference is None:
-            findings.append(left_alone(plan.site.line, "MSR011", "no free name for mindspore"))
+        by_site.setdefault(id(plan.site), []).append(plan)
+    for site_plans in by_site.values():
+        # All of a site's applications, or none: the creation goes with the first one.
+        references = [
+            imports.module_reference(
+                analysis.resolver,
+                module_names,
+                plan.module,
+                analysis.scopes_of(plan.application.outer),
+                pending_import,
+            )
+            for plan in site_plans
+        ]
+        if any(reference is None for reference in references):
+            findings.append(left_alone(site_plans[0].site.line, "MSR011", "no free name for mindspore"))
             continue
-        pending_import = reference.new_import or pending_import
-        function = f"{reference.expression}.{plan.function_name}"
-        helper = _free_name(SCALED_FORWARD_NAME, module_names) if plan.scaled_by is not None else ""
-        statement = plan.application.statement
-        assert statement is not None
-        replacements[id(statement.line)] = new_statements(plan, function, module, helper)
-        removals |= {id(removed.line) for removed in plan.removals}
-        findings.append(converted(plan.site.line, MS101.ID, MS101.describe(plan, function)))
-        if plan.forward is not None and not analysis.calls_set_grad:
-            findings.append(note(plan.site.line, "MSN001"))
-        if plan.forward is not None and isinstance(
-            plan.forward.small.targets[0].target,  # type: ignore[attr-defined]
-            (cst.Tuple, cst.List),
-        ):
-            findings.append(note(plan.site.line, "MSN002"))
-        applied += 1
+        for plan, reference in zip(site_plans, references):
+            assert reference is not None
+            pending_import = reference.new_import or pending_import
+            function = f"{reference.expression}.{plan.function_name}"
+            helper = ""
+            if plan.scaled_by is not None:
+                helper = _free_name(SCALED_FORWARD_NAME, module_names)
+            elif plan.wrapper:
+                helper = _free_name(FORWARD_NAME, module_names)
+            statement = plan.application.statement
+            assert statement is not None
+            replacements[id(statement.line)] = new_statements(plan, function, module, helper)
+            removals |= {id(removed.line) for removed in plan.removals}
+            findings.append(converted(plan.site.line, MS101.ID, MS101.describe(plan, function)))
+            findings.extend(note(plan.site.line, code) for code in plan.notes)
+            applied += 1
     if not applied:
         return None
     new_module = module.visit(StatementEditor(replacements, removals))
@@ -135,29 +167,37 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding])
     return imports.remove_unused_imports(new_module, candidates, before)
 
 
-def _actionable(text: str, target: Version) -> list[Plan]:
+def _actionable(text: str, target: Version, project: ProjectIndex) -> list[Plan]:
     # Only GradOperation creations become plans (inherited uses are refusals), so text without
     # the name needs no second analysis.
     if "GradOperation" not in text:
         return []
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
-    plans, _ = _plan_module(analyse(wrapper), target)
+    plans, _ = _plan_module(analyse(wrapper), target, project.with_local(text, project.local_path))
     return plans
 
 
-def migrate_text(text: str, target: Version) -> MigrationResult:
-    """Upgrade GradOperation sites in ``text`` for MindSpore ``target``."""
+def migrate_text(
+    text: str, target: Version, project: Optional[ProjectIndex] = None, path: Optional[Path] = None
+) -> MigrationResult:
+    """Upgrade GradOperation sites in ``text`` for MindSpore ``target``.
+
+    ``project`` knows the other files of the run (network classes defined and built there);
+    without it only this file is consulted. ``path`` is where ``text`` lives among them.
+    """
     if not PREFILTER.search(text):
         return MigrationResult(text)
+    project = project or ProjectIndex()
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
     analysis = analyse(wrapper)
-    plans, findings = _plan_module(analysis, target)
+    project = project.with_local(text, path)
+    plans, findings = _plan_module(analysis, target, project)
     new_module = _apply(analysis, plans, findings) if plans else None
-    findings.sort(key=lambda finding: (finding.line, finding.kind.value))
+    findings = sorted(dict.fromkeys(findings), key=lambda finding: (finding.line, finding.kind.value))
     if new_module is None:
         return MigrationResult(text, findings)
     new_text = new_module.code
-    problem = _validate(new_text, target)
+    problem = _validate(new_text, target, project)
     if problem:
         kept = [finding for finding in findings if finding.kind is Kind.LEFT_ALONE]
         first = min(plan.site.line for plan in plans)
@@ -165,13 +205,13 @@ def migrate_text(text: str, target: Version) -> MigrationResult:
     return MigrationResult(new_text, findings)
 
 
-def _validate(new_text: str, target: Version) -> Optional[str]:
+def _validate(new_text: str, target: Version, project: ProjectIndex) -> Optional[str]:
     try:
         compile(new_text, "<rewritten>", "exec")
     except SyntaxError as error:
         return f"output does not compile: {error.msg} (line {error.lineno})"
     try:
-        remaining = _actionable(new_text, target)
+        remaining = _actionable(new_text, target, project)
     except ParseFailure as error:
         return f"output does not parse: {error.message}"
     if remaining:

@@ -122,6 +122,36 @@ REASONS: dict[str, Reason] = _reasons(
         "grad_position tuple cannot be written out.",
     ),
     Reason(
+        "MSR014",
+        "scaled-forward-not-exact",
+        "below 2.8 this loss-scaled step has no exact functional form",
+        "Without sens_param (before MindSpore 2.8) the loss scale is applied inside a function that "
+        "runs the forward once and returns loss * sens. That is exact only when the legacy code "
+        "also ran the forward once: when set_grad() is called on the network (and in GRAPH mode). "
+        "Without set_grad(), PYNATIVE runs the legacy forward twice per step (BatchNorm statistics "
+        "update twice, Dropout draws two masks), and no single form matches both modes. Also "
+        "left alone: a forward and sens fill that cannot move next to the grad call.",
+    ),
+    Reason(
+        "MSR015",
+        "varargs-network",
+        "the network's construct takes *args, which GRAPH mode cannot differentiate directly",
+        "mindspore.grad and value_and_grad on a Cell whose construct is `construct(self, *inputs)` "
+        "fail in GRAPH mode (\"The parameters number of the function is 1, but the number of "
+        "provided arguments is 2\"); GradOperation works. A def that calls the network is exact "
+        "only when it runs the only forward pass: no separate forward, or one merged into "
+        "value_and_grad with set_grad() called on the network. Other shapes are left alone.",
+    ),
+    Reason(
+        "MSR016",
+        "forward-not-reused",
+        "set_grad() makes PYNATIVE reuse a recorded forward, and this step's forward cannot merge",
+        "With set_grad() on the network, PYNATIVE GradOperation reuses the forward it recorded; "
+        "when that forward ran on other inputs (or overwrote them), or when set_grad() was called "
+        "on another Cell (perhaps part of the network), MindSpore 2.10 gives different gradients "
+        "for GradOperation and mindspore.grad, so no functional form is exact.",
+    ),
+    Reason(
         "MSR099",
         "internal-error",
         "the rewrite failed validation and was discarded",
@@ -131,11 +161,17 @@ REASONS: dict[str, Reason] = _reasons(
 )
 
 NOTES: dict[str, str] = {
-    "MSN001": "PYNATIVE: the legacy forward ran twice unless network.set_grad() was called; the "
-    "merged value_and_grad runs it once, so BatchNorm statistics and Dropout masks can differ.",
+    "MSN001": "the forward call stays separate: set_grad() is not called on this network, so in "
+    "PYNATIVE mode the legacy code ran the forward twice per step, and one merged value_and_grad "
+    "would change BatchNorm statistics and Dropout masks; call network.set_grad() in __init__ to "
+    "have it merged.",
     "MSN002": "the network returns several outputs and the gradient is of their sum, as it was "
     "with GradOperation; if only the first output is the loss, value_and_grad(..., has_aux=True) "
     "is probably what was meant (a deliberate change of numbers, not made here).",
+    "MSN003": "the network's class was not found among the files of this run; if its construct "
+    "takes *args, GRAPH mode rejects grad/value_and_grad on it (\"The parameters number of the "
+    "function is N, but the number of provided arguments is M\"); run the tool over the file that "
+    "defines it too, or check in GRAPH mode.",
 }
 
 

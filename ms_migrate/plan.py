@@ -7,7 +7,7 @@ The decision depends on the flags, on how the op is applied, and on the target v
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -18,8 +18,10 @@ from ms_migrate.analysis.grad_ops import (
     GradOpSite,
     ModuleAnalysis,
     Statement,
+    other_set_grad,
     same_arguments,
     same_code,
+    set_grad_on,
 )
 from ms_migrate.analysis.names import dotted_name, variable_names
 from ms_migrate.findings import Finding, left_alone
@@ -30,9 +32,32 @@ GradPosition = Union[None, int, tuple[int, ...], str]
 DEFAULT_POSITION = "default"
 
 
+@dataclass(frozen=True)
+class ForwardMatch:
+    """A forward call that can move to the grad call, and the statements that move with it."""
+
+    statement: Statement
+    carried: tuple[Statement, ...] = ()
+
+    @property
+    def target(self) -> cst.BaseAssignTargetExpression:
+        return self.statement.small.targets[0].target  # type: ignore[attr-defined]
+
+
 @dataclass
 class Plan:
-    """An exact functional replacement for one GradOperation site."""
+    """An exact functional replacement for one GradOperation site.
+
+    Three shapes are emitted:
+
+    - direct: `grads = grad(net, position, weights[, sens_param=True])(args)`, the forward call (if
+      any) left where it is; or `loss, grads = value_and_grad(...)` when a forward merges;
+    - wrapped (``wrapper``): the same over a `def` that calls the network, for a network whose
+      `construct(*inputs)` GRAPH mode cannot differentiate directly;
+    - scaled (``scaled_by``): below 2.8, where there is no `sens_param`, a `def` runs the forward
+      once, builds the loss-scale fill from its output, and returns `loss * sens` with the loss and
+      sens as auxiliaries; `value_and_grad` of it seeds backprop with exactly `sens`.
+    """
 
     site: GradOpSite
     application: Application
@@ -42,10 +67,13 @@ class Plan:
     weights: Optional[cst.BaseExpression]
     args: list[cst.Arg]  # the arguments the new function is called with
     sens_param: bool = False
-    scaled_by: Optional[cst.BaseExpression] = None  # sens applied by scaling the forward output
-    forward: Optional[Statement] = None  # a forward call merged into value_and_grad
+    scaled_by: Optional[cst.Name] = None  # sens applied by scaling the forward output
+    aux: str = "has_aux"  # scaled form: "has_aux" (2.0+) or "stop_gradient" (1.8-1.10)
+    forward: Optional[ForwardMatch] = None  # a forward call merged into value_and_grad
+    wrapper: bool = False  # differentiate a def around the network (construct takes *inputs)
     wrap_single: bool = False  # get_all on one input: GradOperation returns a 1-tuple
     removals: list[Statement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def function_name(self) -> str:
@@ -85,45 +113,91 @@ def _simple_target(target: cst.BaseExpression) -> bool:
     return False
 
 
+def _single_assign(candidate: cst.BaseStatement) -> Optional[cst.Assign]:
+    if not isinstance(candidate, cst.SimpleStatementLine) or len(candidate.body) != 1:
+        return None
+    small = candidate.body[0]
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return None
+    return small
+
+
 def find_forward(
-    application: Application, net: cst.BaseExpression, args: list[cst.Arg]
-) -> Optional[Statement]:
-    """The `loss = net(args)` just before the grad call that value_and_grad can absorb.
+    application: Application,
+    net: cst.BaseExpression,
+    inputs: Sequence[cst.Arg],
+    call_args: Sequence[cst.Arg],
+    carry: Optional[str] = None,
+) -> Optional[ForwardMatch]:
+    """The `loss = net(inputs)` before the grad call that can move to where the grad call is.
 
     Statements between the two are allowed only when they call nothing and touch neither the
-    forward's result nor its inputs: merging moves the forward past them.
+    forward's result nor its inputs: moving the forward past them changes nothing they compute.
+    ``carry`` names one assignment between them that moves with the forward (the loss-scale fill
+    built from the forward's output). The grad call's own arguments (``call_args``) must not read
+    what the moved statements write: `y = net(x, y)` then `grad(...)(x, y)` differentiates at the
+    old `y`, and merging would hand it the new one.
     """
     statement = application.statement
     assert statement is not None
-    skipped: list[cst.BaseStatement] = []
+    skipped: list[cst.Assign] = []
+    carried: list[Statement] = []
     for index in range(statement.index - 1, -1, -1):
         candidate = statement.block.body[index]
         if application.binder is not None and candidate is application.binder.line:
             continue
-        if not isinstance(candidate, cst.SimpleStatementLine) or len(candidate.body) != 1:
+        small = _single_assign(candidate)
+        if small is None:
             return None
-        small = candidate.body[0]
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-            return None
+        target = small.targets[0].target
         value = small.value
         if (
             isinstance(value, cst.Call)
             and same_code(value.func, net)
-            and same_arguments(value.args, args)
-            and _simple_target(small.targets[0].target)
+            and same_arguments(value.args, inputs)
+            and _simple_target(target)
         ):
-            # Moving the forward past the skipped lines must not change what either computes.
-            reads, writes = variable_names(value), variable_names(small.targets[0].target)
+            moved = [small, *(item.small for item in carried)]
+            reads = set().union(*(variable_names(item.value) for item in moved))  # type: ignore[attr-defined]
+            writes = set().union(*(variable_names(item.targets[0].target) for item in moved))  # type: ignore[attr-defined]
             for other in skipped:
-                other_small = other.body[0]  # type: ignore[attr-defined]
-                other_writes = variable_names(other_small.targets[0].target)
-                if other_writes & reads or variable_names(other_small.value) & writes:
+                if variable_names(other.targets[0].target) & reads or variable_names(other.value) & writes:
                     return None
-            return Statement(candidate, statement.block, index)
-        if _has_call(small) or not isinstance(small.targets[0].target, cst.Name):
+            if any(variable_names(arg.value) & writes for arg in call_args):
+                return None
+            assert isinstance(candidate, cst.SimpleStatementLine)
+            return ForwardMatch(Statement(candidate, statement.block, index), tuple(carried))
+        if (
+            carry is not None
+            and not carried
+            and isinstance(target, cst.Name)
+            and target.value == carry
+        ):
+            assert isinstance(candidate, cst.SimpleStatementLine)
+            carried.append(Statement(candidate, statement.block, index))
+            continue
+        if _has_call(small) or not isinstance(target, cst.Name):
             return None
-        skipped.append(candidate)
+        skipped.append(small)
     return None
+
+
+def _calls_network(function: Optional[cst.FunctionDef], net: cst.BaseExpression, grad_call: cst.Call) -> bool:
+    """True if ``function`` calls ``net`` itself anywhere (a forward pass besides the grad call)."""
+    if function is None:
+        return False
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> bool:
+            if call is grad_call:
+                return False
+            if same_code(call.func, net):
+                found.append(call)
+            return True
+
+    function.visit(_Calls())
+    return bool(found)
 
 
 def _assignment_before(block_body: Sequence[cst.BaseStatement], index: int, name: str):  # type: ignore[no-untyped-def]
@@ -226,7 +300,21 @@ def _is_fill_like(value: cst.BaseExpression) -> bool:
     return False
 
 
-def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Union[Plan, Finding]:
+# Whether the differentiated network's construct takes *args: True, False, or None (unknown).
+NetworkVarargs = Callable[[GradOpSite, Application, cst.BaseExpression], Optional[bool]]
+
+
+def plan_site(
+    analysis: ModuleAnalysis,
+    site: GradOpSite,
+    target: Version,
+    network_varargs: Optional[NetworkVarargs] = None,
+) -> Union[list[Plan], Finding]:
+    """One plan per application of the op, or the reason the site is left alone.
+
+    All or nothing: the creation is removed only when every application is rewritten. Each
+    application gets its own form (a GAN's generator and discriminator steps differ).
+    """
     line = site.line
     if site.flags is None:
         return left_alone(line, "MSR002", site.flag_problem or "")
@@ -242,17 +330,38 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         return left_alone(line, "MSR003", "created inside an expression")
     if not site.applications:
         return left_alone(line, "MSR012")
-    if len(site.applications) > 1:
-        lines = ", ".join(str(app.line) for app in site.applications)
-        return left_alone(line, "MSR004", f"applied at lines {lines}")
-    application = site.applications[0]
+    plans: list[Plan] = []
+    for application in site.applications:
+        outcome = _plan_application(analysis, site, application, target, network_varargs)
+        if isinstance(outcome, Finding):
+            if len(site.applications) > 1:
+                detail = outcome.message.split(": ", 1)[-1] if ": " in outcome.message else ""
+                where = f"the application at line {application.line}"
+                return left_alone(line, outcome.code, f"{where}: {detail}" if detail else where)
+            return outcome
+        plans.append(outcome)
+    if site.placement in ("attribute", "module", "local") and site.statement is not None:
+        plans[0].removals.append(site.statement)
+    return plans
+
+
+def _plan_application(
+    analysis: ModuleAnalysis,
+    site: GradOpSite,
+    application: Application,
+    target: Version,
+    network_varargs: Optional[NetworkVarargs],
+) -> Union[Plan, Finding]:
+    line = site.line
+    spelling = spelling_for(target)
+    assert site.flags is not None and spelling.module is not None
     if application.function is None:
         return left_alone(line, "MSR005", "applied at module level")
+    in_construct = application.function.name.value == "construct"
     if site.placement == "attribute" and (
-        application.function.name.value != "construct"
-        or analysis.enclosing(application.function, cst.ClassDef) is not site.class_def
+        analysis.enclosing(application.function, cst.ClassDef) is not site.class_def
     ):
-        return left_alone(line, "MSR005", f"applied in {application.function.name.value}()")
+        return left_alone(line, "MSR005", f"applied in {application.function.name.value}() of another class")
     statement = application.statement
     if statement is None or not isinstance(
         statement.small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
@@ -276,41 +385,29 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
     args = list(application.outer.args)
     if any(arg.keyword for arg in args):
         return left_alone(line, "MSR009", "keyword arguments to the grad function")
-    sens_param = False
-    scaled_by = None
-    if flags.sens_param and spelling.sens == "sens_param" and args and args[-1].star:
-        # From 2.8 the functional form takes sens from the last argument at run time, exactly
-        # as GradOperation did, so sens inside *args needs no knowing.
-        if flags.get_all:
-            return left_alone(line, "MSR013", "get_all with sens inside *args")
-        sens_param = True
-    elif flags.sens_param:
-        if not args or args[-1].star:
-            return left_alone(line, "MSR007", "sens is hidden in *args")
-        sens = args[-1].value
-        if isinstance(sens, (cst.Tuple, cst.List)) or (
-            isinstance(sens, cst.Name) and _is_tuple_valued(application.function, sens.value)
-        ):
-            return left_alone(line, "MSR008", "a tuple sens (one seed per output)")
-        if spelling.sens == "sens_param":
-            sens_param = True
+
+    # sens: the last positional argument, or inside a trailing *args (2.8+ only)
+    sens: Optional[cst.BaseExpression] = None
+    sens_in_star = False
+    if flags.sens_param:
+        if args and args[-1].star:
+            if spelling.sens != "sens_param":
+                return left_alone(line, "MSR007", "sens is hidden in *args")
+            if flags.get_all:
+                return left_alone(line, "MSR013", "get_all with sens inside *args")
+            sens_in_star = True
+        elif not args:
+            return left_alone(line, "MSR007", "no sens argument")
         else:
-            problem = _sens_problem(application, sens, net, args[:-1])
-            if problem == "MSR007":
-                return left_alone(line, "MSR007", f"target {target} has no sens_param")
-            if problem:
-                return left_alone(line, "MSR008", f"{problem} (target {target})")
-            scaled_by = sens
-            args = args[:-1]
-            if args:
-                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            starred = [arg for arg in args if arg.star]
-            if starred and (len(args) != 1 or args[0].star != "*" or not flags.get_by_list or flags.get_all):
-                return left_alone(line, "MSR013", "starred inputs with forward scaling")
+            sens = args[-1].value
+    inputs = args[:-1] if flags.sens_param else args
+    tuple_sens = sens is not None and (
+        isinstance(sens, (cst.Tuple, cst.List))
+        or (isinstance(sens, cst.Name) and _is_tuple_valued(application.function, sens.value))
+    )
 
     wrap_single = False
     position: GradPosition
-    inputs = args[:-1] if sens_param else args
     if flags.get_all:
         if any(arg.star for arg in inputs):
             return left_alone(line, "MSR013")
@@ -325,6 +422,75 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
     else:
         position = DEFAULT_POSITION
 
+    set_grad = set_grad_on(analysis, net, application.function)
+    varargs = network_varargs(site, application, net) if network_varargs is not None else None
+    # Below 2.8 there is no sens_param: the loss scale is applied inside a def (the scaled form).
+    # A network GRAPH mode cannot differentiate directly also needs a def; when its sens is the
+    # fill of its own output, the scaled form is that def at any target.
+    scaled = flags.sens_param and spelling.sens != "sens_param"
+    if (
+        flags.sens_param
+        and varargs is True
+        and isinstance(sens, cst.Name)
+        and not tuple_sens
+        and _sens_problem(application, sens, net, inputs) is None
+    ):
+        scaled = True
+    if scaled:
+        assert sens is not None
+        if tuple_sens:
+            return left_alone(line, "MSR008", f"a tuple sens (one seed per output) (target {target})")
+        problem = _sens_problem(application, sens, net, inputs)  # type: ignore[arg-type]
+        if problem == "MSR007":
+            return left_alone(line, "MSR007", f"target {target} has no sens_param")
+        if problem:
+            return left_alone(line, "MSR008", f"{problem} (target {target})")
+        starred = [arg for arg in inputs if arg.star]
+        if starred and (len(inputs) != 1 or inputs[0].star != "*" or not flags.get_by_list or flags.get_all):
+            return left_alone(line, "MSR013", "starred inputs with forward scaling")
+
+    assign = isinstance(statement.small, cst.Assign) and statement.small.value is application.outer
+    forward: Optional[ForwardMatch] = None
+    if assign and not wrap_single and not sens_in_star:
+        carry = sens.value if scaled and isinstance(sens, cst.Name) else None
+        forward = find_forward(application, net, inputs, inputs if scaled else args, carry)
+    notes: list[str] = []
+    other = other_set_grad(analysis, net, application.function)
+    if other is not None:
+        return left_alone(line, "MSR016", f"set_grad() is called on {_code(other)}, not on {_code(net)}")
+    separate_forward = _calls_network(application.function, net, application.outer)
+    if set_grad and forward is None and not scaled and separate_forward:
+        return left_alone(line, "MSR016", f"{_code(net)} runs a forward here that cannot merge with the grad")
+    if scaled:
+        if not set_grad:
+            return left_alone(line, "MSR014", f"set_grad() is not called on {_code(net)} (target {target})")
+        if forward is None or not forward.carried or not isinstance(forward.target, cst.Name):
+            return left_alone(
+                line, "MSR014", "the forward call and the sens fill cannot move next to the grad call"
+            )
+    elif forward is not None and not set_grad:
+        forward = None
+        notes.append("MSN001")
+
+    wrapper = False
+    if varargs is True and not scaled:
+        if separate_forward and forward is None:
+            return left_alone(line, "MSR015", f"{_code(net)} also runs its forward here, without set_grad()")
+        packed = len(inputs) == 1 and inputs[0].star == "*"
+        if any(arg.star for arg in inputs) and not packed:
+            return left_alone(line, "MSR015", "mixed starred and plain inputs")
+        if packed and position is not None:
+            return left_alone(line, "MSR015", "input gradients through packed *inputs")
+        wrapper = True
+    elif varargs is None and not scaled and (
+        any(arg.star for arg in args) or _takes_varargs(application.function)
+    ):
+        notes.append("MSN003")
+
+    call_args = args
+    if scaled:
+        call_args = [*inputs]
+        call_args[-1] = call_args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     plan = Plan(
         site=site,
         application=application,
@@ -332,22 +498,31 @@ def plan_site(analysis: ModuleAnalysis, site: GradOpSite, target: Version) -> Un
         net=net,
         grad_position=position,
         weights=weights,
-        args=args,
-        sens_param=sens_param,
-        scaled_by=scaled_by,
+        args=call_args,
+        sens_param=flags.sens_param and not scaled,
+        scaled_by=sens if scaled else None,  # type: ignore[arg-type]
+        aux="has_aux" if spelling.module == "mindspore" else "stop_gradient",
+        forward=forward,
+        wrapper=wrapper,
         wrap_single=wrap_single,
+        notes=notes,
     )
-    if (
-        not flags.sens_param
-        and not wrap_single
-        and isinstance(statement.small, cst.Assign)
-        and statement.small.value is application.outer
-    ):
-        plan.forward = find_forward(application, net, args)
-    if site.placement in ("attribute", "module", "local") and site.statement is not None:
-        plan.removals.append(site.statement)
+    if forward is not None and isinstance(forward.target, (cst.Tuple, cst.List)):
+        plan.notes.append("MSN002")
+    if site.placement == "attribute" and not in_construct and (forward is not None or scaled or wrapper):
+        # A helper method's call path and mode are not visible here; only the direct form, which
+        # is exact in both modes, is written there.
+        return left_alone(line, "MSR005", f"applied in {application.function.name.value}()")
     if application.binder is not None:
         plan.removals.append(application.binder)
-    if plan.forward is not None:
-        plan.removals.append(plan.forward)
+    if forward is not None:
+        plan.removals.extend([forward.statement, *forward.carried])
     return plan
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _takes_varargs(function: Optional[cst.FunctionDef]) -> bool:
+    return function is not None and isinstance(function.params.star_arg, cst.Param)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ms_migrate import sources
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.engine import ParseFailure, migrate_text
 from ms_migrate.findings import Finding
 from ms_migrate.versions import Version
@@ -43,13 +44,23 @@ class FileOutcome:
         return self.error is None and self.before != self.after
 
 
+# The files of the current run, for questions one file cannot answer (a network's class). Set once
+# per process: in the parent for a serial run, by the pool initializer in each worker.
+_project = ProjectIndex()
+
+
+def _set_project(paths: Sequence[Path]) -> None:
+    global _project
+    _project = ProjectIndex(paths)
+
+
 def upgrade_file(path: Path, target: Version, write: bool) -> FileOutcome:
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
     try:
-        result = migrate_text(source.text, target)
+        result = migrate_text(source.text, target, _project, path)
     except ParseFailure as error:
         where = source.location(error.line)
         return FileOutcome(path, source.text, source.text, error=f"{path}:{where}: {error.message}")
@@ -72,10 +83,11 @@ def upgrade_files(
 ) -> Iterator[FileOutcome]:
     work = partial(upgrade_file, target=target, write=write)
     if jobs <= 1 or len(paths) < 2:
+        _set_project(paths)
         yield from map(work, paths)
         return
     workers = min(jobs, len(paths), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_set_project, initargs=(list(paths),)) as pool:
         yield from pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 8)))
 
 

@@ -94,24 +94,43 @@ def test_comparison_catches_a_subtly_wrong_rewrite(tmp_path: Path) -> None:
 
 def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch: pytest.MonkeyPatch) -> None:
     """Beyond the runnable fixtures: `ms-migrate verify` builds a harness for each changed Cell
-    and function of every converted fixture; none may differ, and each file must have a site
-    proven equal, except those whose code needs Ascend-only operators."""
-    from ms_migrate import sources
-    from ms_migrate.verify import Verdict, VerifyOptions, verify_many
+    and function of every converted fixture and runs it on every probe variant (dense, BatchNorm
+    and dropout with and without set_grad(), *inputs), in both modes.
 
-    ascend_only = {
-        "ascend_overflow_status_2_7",
-        "ascend_overflow_status_2_8",
-        "forward_with_side_effect_between",
-    }
+    None may differ, except where the rewrite itself warns that it could not know the network's
+    class (MSN003): there, and only in GRAPH mode with the *inputs probe, verify must show the
+    failure the note describes. Each file must have a site proven equal, except those whose code
+    needs Ascend-only operators or a project factory."""
+    from ms_migrate import sources
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.verify import Verdict, VerifyOptions, verify_many
+    from ms_migrate.versions import Version
+
+    ascend_only = {"ascend_overflow_status_2_8", "forward_with_side_effect_between"}
+    # No probe fits: the Cell sizes its sens tuple with len() of the network's output, or takes
+    # two networks and two optimizers (a GAN; its own script runs in test_rewrite_prints_same_numbers).
+    needs_factory = {"tuple_sens_by_name", "gan_two_applications"}
     cases = [case for case in fixture_cases() if case.expected is not None]
     pairs = [
         (case.source, sources.read_source(case.source).text, sources.read_source(case.expected).text)
         for case in cases
     ]
+    warned = {
+        case.source.stem
+        for case, (_, before, _) in zip(cases, pairs)
+        if "MSN003" in {finding.code for finding in migrate_text(before, Version.parse(case.target)).findings}
+    }
+    assert warned, "some fixture must exercise the unknown-network-class note"
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))  # runnable fixtures import _harness
     reports = verify_many(pairs, VerifyOptions(workers=2))
     rows = [(report.path.stem, row) for report in reports for row in report.results]
-    assert not [row for _, row in rows if row.verdict is Verdict.DIFFERS], rows
+    differing = [(stem, row) for stem, row in rows if row.verdict is Verdict.DIFFERS]
+    unexplained = [
+        (stem, row)
+        for stem, row in differing
+        if not (stem in warned and row.mode == "graph" and "*inputs" in row.reason)
+    ]
+    assert not unexplained, unexplained
+    assert {stem for stem, _ in differing} == warned - ascend_only, differing
     proven = {stem for stem, row in rows if row.verdict is Verdict.EQUAL}
-    assert proven == {case.source.stem for case in cases} - ascend_only, rows
+    assert proven == {case.source.stem for case in cases} - ascend_only - needs_factory, rows

@@ -14,6 +14,7 @@ class Step(nn.Cell):
     def __init__(self, network, optimizer):
         super().__init__()
         self.network = network
+        self.network.set_grad()
         self.optimizer = optimizer
         self.grad = {creation}
 
@@ -116,7 +117,7 @@ def test_every_left_alone_site_has_a_documented_code() -> None:
     )
     findings = migrate_text(source, Version(2, 10)).findings
     assert [finding.kind for finding in findings] == [Kind.LEFT_ALONE]
-    assert findings[0].code in REASONS and findings[0].line == 9
+    assert findings[0].code in REASONS and findings[0].line == 10
 
 
 def test_multi_output_merge_notes_the_summed_gradient() -> None:
@@ -155,3 +156,31 @@ def test_removed_import_keeps_its_comment_and_leaves_no_empty_block() -> None:
     assert "# 自动微分工具\n" in output
     assert "from mindspore.ops import composite as C" not in output
     compile(output, "output", "exec")
+
+
+def test_forward_merges_only_with_set_grad_on_the_network_itself() -> None:
+    """PYNATIVE reuses a recorded forward only for a network whose set_grad() was called; without
+    it the legacy step runs the forward twice, which one merged value_and_grad would not."""
+    imports = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n"
+    cell = CELL.format(creation="C.GradOperation(get_by_list=True)")
+    without = migrate_text(imports + cell.replace("        self.network.set_grad()\n", ""), Version(2, 10))
+    assert "loss = self.network(x, y)\n        grads = ms.grad(" in without.text
+    assert "MSN001" in [finding.code for finding in without.findings]
+    # `network.set_grad()` on the __init__ argument that becomes self.network counts too.
+    on_argument = upgrade(imports + cell.replace("self.network.set_grad()", "network.set_grad()"))
+    assert "loss, grads = ms.value_and_grad" in on_argument
+    # A sub-cell's set_grad() changes what PYNATIVE GradOperation computes: left alone.
+    on_sub_cell = migrate_text(
+        imports + cell.replace("self.network.set_grad()", "self.network.backbone.set_grad()"), Version(2, 10)
+    )
+    assert on_sub_cell.text.count("GradOperation") == 1
+    assert [finding.code for finding in on_sub_cell.findings] == ["MSR016"]
+
+
+def test_forward_that_overwrites_a_grad_input_is_not_merged() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)"
+    ).replace("loss = self.network(x, y)", "y = self.network(x, y)")
+    result = migrate_text(source, Version(2, 10))
+    assert "value_and_grad" not in result.text
+    assert [finding.code for finding in result.findings] == ["MSR016"]

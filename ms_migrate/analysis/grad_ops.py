@@ -113,7 +113,7 @@ class ModuleAnalysis:
     inherited: list[InheritedUse]
     parents: dict[cst.CSTNode, cst.CSTNode]
     wrapper: MetadataWrapper
-    calls_set_grad: bool
+    set_grad_calls: list[cst.Call]  # `x.set_grad()` / `x.set_grad(True)`: x records its forward
     _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
 
     def line_of(self, node: cst.CSTNode) -> int:
@@ -211,17 +211,28 @@ def parse_flags(call: cst.Call) -> tuple[Optional[Flags], Optional[str]]:
     return Flags(legacy_name=legacy_name, **values), None
 
 
+def _enables_grad(call: cst.Call) -> bool:
+    """`x.set_grad()`, `x.set_grad(True)` or `x.set_grad(requires_grad=True)`."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "set_grad":
+        return False
+    if not call.args:
+        return True
+    return len(call.args) == 1 and _literal_bool(call.args[0].value) is True and (
+        call.args[0].keyword is None or call.args[0].keyword.value == "requires_grad"
+    )
+
+
 class _Collector(cst.CSTVisitor):
     def __init__(self) -> None:
         self.calls: list[cst.Call] = []
         self.self_attributes: list[cst.Attribute] = []
         self.names: list[cst.Name] = []
-        self.calls_set_grad = False
+        self.set_grad_calls: list[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_grad":
-            self.calls_set_grad = True
+        if _enables_grad(node):
+            self.set_grad_calls.append(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -237,7 +248,7 @@ def analyse(wrapper: MetadataWrapper) -> ModuleAnalysis:
     resolver = NameResolver.for_module(module)
     collector = _Collector()
     module.visit(collector)
-    analysis = ModuleAnalysis(module, resolver, [], [], parents, wrapper, collector.calls_set_grad)
+    analysis = ModuleAnalysis(module, resolver, [], [], parents, wrapper, collector.set_grad_calls)
 
     for call in collector.calls:
         if resolver.qualified_name(call.func, analysis.scopes_of(call)) in GRAD_OPERATION:
@@ -451,3 +462,99 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
             if name in TRAIN_ONE_STEP_FAMILY:
                 analysis.inherited.append(InheritedUse(analysis.line_of(attribute), owner.name.value, name))
                 break
+
+
+# Bases whose __init__ calls `self.network.set_grad()` (MindSpore 2.x nn/wrap/cell_wrapper.py).
+SET_GRAD_BASES = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+
+
+def _assigned_from(function: cst.FunctionDef, attribute: cst.Attribute) -> list[cst.BaseExpression]:
+    """The values assigned to ``self.<attr>`` in ``function``."""
+    values: list[cst.BaseExpression] = []
+
+    class _Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if any(same_code(target.target, attribute) for target in node.targets):
+                values.append(node.value)
+
+    function.visit(_Assignments())
+    return values
+
+
+def set_grad_on(
+    analysis: ModuleAnalysis, net: cst.BaseExpression, function: Optional[cst.FunctionDef]
+) -> bool:
+    """True when the code visibly calls ``set_grad()`` on the very network that is differentiated.
+
+    In PYNATIVE mode only such a network records its forward pass, so "forward, then grad" runs
+    the forward once; otherwise the grad call runs it again (BatchNorm statistics update twice,
+    Dropout draws a second mask). A ``set_grad()`` on another Cell (a sub-cell, the train step
+    itself) says nothing about this one.
+    """
+    class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
+    is_self_attribute = (
+        isinstance(net, cst.Attribute) and isinstance(net.value, cst.Name) and net.value.value == "self"
+    )
+    if is_self_attribute:
+        if class_def is None:
+            return False
+        assert isinstance(net, cst.Attribute)
+        methods = [
+            statement
+            for statement in class_def.body.body
+            if isinstance(statement, cst.FunctionDef)
+        ]
+        sources: list[cst.BaseExpression] = [
+            value for method in methods for value in _assigned_from(method, net)
+        ]
+        for call in analysis.set_grad_calls:
+            if analysis.enclosing(call, cst.ClassDef) is not class_def:
+                continue
+            receiver = call.func.value  # type: ignore[attr-defined]
+            if same_code(receiver, net) or (
+                isinstance(receiver, cst.Name)
+                and sources
+                and all(isinstance(value, cst.Name) and value.value == receiver.value for value in sources)
+            ):
+                return True
+        inherited = {
+            getattr(base.value, "attr", base.value).value  # type: ignore[union-attr]
+            for base in class_def.bases
+            if isinstance(base.value, (cst.Name, cst.Attribute))
+        }
+        return (
+            net.attr.value == "network"
+            and bool(inherited & SET_GRAD_BASES)
+            and all(isinstance(value, cst.Name) for value in sources)
+        )
+    if isinstance(net, cst.Name):
+        for call in analysis.set_grad_calls:
+            receiver = call.func.value  # type: ignore[attr-defined]
+            owner = analysis.enclosing(call, cst.FunctionDef)
+            if same_code(receiver, net) and (owner is None or owner is function):
+                return True
+    return False
+
+
+def other_set_grad(
+    analysis: ModuleAnalysis, net: cst.BaseExpression, function: Optional[cst.FunctionDef]
+) -> Optional[cst.BaseExpression]:
+    """A ``set_grad()`` receiver near the grad site that is not the differentiated network.
+
+    Measured on MindSpore 2.10 PYNATIVE: with `network.backbone.set_grad()` (a sub-cell), the
+    legacy GradOperation and mindspore.grad compute different gradients, so no form is exact.
+    Whether a Cell is a sub-cell of the network is not visible, so any other Cell counts.
+    """
+    class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
+    for call in analysis.set_grad_calls:
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if same_code(receiver, net):
+            continue
+        if class_def is not None and analysis.enclosing(call, cst.ClassDef) is not class_def:
+            continue
+        if class_def is None and analysis.enclosing(call, cst.FunctionDef) not in (None, function):
+            continue
+        if set_grad_on(analysis, net, function) and isinstance(receiver, cst.Name):
+            continue  # `network.set_grad()` on the __init__ argument that is the network
+        return receiver
+    return None

@@ -10,6 +10,7 @@ from ms_migrate.analysis.names import variable_names
 from ms_migrate.plan import DEFAULT_POSITION, Plan
 
 SCALED_FORWARD_NAME = "_scaled_forward"
+FORWARD_NAME = "_forward"
 
 
 def _position_expression(position: object) -> cst.BaseExpression:
@@ -27,26 +28,30 @@ def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+def _keyword(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        cst.Name(value),
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+
+
 def build_call(plan: Plan, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]) -> cst.Call:
-    """`<function>(fn, position, weights[, sens_param=True])(args)`."""
+    """`<function>(fn, position, weights[, sens_param=True][, has_aux=True])(args)`."""
     inner_args = [cst.Arg(fn)]
     if plan.grad_position != DEFAULT_POSITION or plan.weights is not None:
         inner_args.append(cst.Arg(_position_expression(plan.grad_position)))
     if plan.weights is not None:
         inner_args.append(cst.Arg(plan.weights))
     if plan.sens_param:
-        inner_args.append(
-            cst.Arg(
-                cst.Name("True"),
-                keyword=cst.Name("sens_param"),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-            )
-        )
+        inner_args.append(_keyword("sens_param", "True"))
+    if plan.scaled_by is not None and plan.aux == "has_aux":
+        inner_args.append(_keyword("has_aux", "True"))
     inner = plan.application.inner.with_changes(func=cst.parse_expression(function), args=inner_args)
     return plan.application.outer.with_changes(func=inner, args=args)
 
 
-def _parameter_names(args: list[cst.Arg], taken: set[str]) -> list[str]:
+def _parameter_names(args: Sequence[cst.Arg], taken: set[str]) -> list[str]:
     names: list[str] = []
     for index, arg in enumerate(args):
         value = arg.value
@@ -57,26 +62,79 @@ def _parameter_names(args: list[cst.Arg], taken: set[str]) -> list[str]:
     return names
 
 
-def scaled_forward(plan: Plan, name: str, module: cst.Module) -> tuple[cst.FunctionDef, list[cst.Arg]]:
-    """A def whose output is the forward times sens, and the arguments to call its grad with.
+def _signature(inputs: Sequence[cst.Arg], taken: set[str]) -> tuple[str, str, list[cst.Arg]]:
+    """The def's parameters, the network call's arguments inside it, and the def's call arguments.
 
-    d(f * s)/dw seeded with ones is exactly J^T s, the same numbers GradOperation computes when
-    seeded with s. A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad. Its
-    parameters are explicit because GRAPH mode rejects `*args` in a differentiated function;
+    Parameters are explicit because GRAPH mode rejects `*args` in a differentiated function;
     `*inputs` travels as one tuple argument instead.
     """
-    net = module.code_for_node(plan.net)
-    sens = module.code_for_node(plan.scaled_by)  # type: ignore[arg-type]
-    taken = {name} | variable_names(plan.scaled_by)  # type: ignore[arg-type]
-    if len(plan.args) == 1 and plan.args[0].star == "*":
-        packed = _parameter_names([plan.args[0].with_changes(star="")], taken)[0]
-        code = f"def {name}({packed}):\n    return {net}(*{packed}) * {sens}\n"
-        call_args = [plan.args[0].with_changes(star="", comma=cst.MaybeSentinel.DEFAULT)]
+    if len(inputs) == 1 and inputs[0].star == "*":
+        packed = _parameter_names([inputs[0].with_changes(star="")], taken)[0]
+        return packed, f"*{packed}", [inputs[0].with_changes(star="")]
+    params = ", ".join(_parameter_names(inputs, taken))
+    return params, params, list(inputs)
+
+
+def _with_commas(args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    return [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in args]
+
+
+def _bare(line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """A statement without its own comments: those stay behind with the removed original."""
+    return line.with_changes(leading_lines=[], trailing_whitespace=cst.TrailingWhitespace())
+
+
+def _function(name: str, params: str, body: Sequence[cst.BaseStatement]) -> cst.FunctionDef:
+    definition = cst.parse_statement(f"def {name}({params}):\n    pass\n")
+    assert isinstance(definition, cst.FunctionDef)
+    return definition.with_changes(body=cst.IndentedBlock(body=list(body)))
+
+
+def wrapper_def(plan: Plan, name: str, module: cst.Module) -> tuple[cst.FunctionDef, list[cst.Arg]]:
+    """`def _forward(x, y): return net(x, y)`, for a network GRAPH mode cannot differentiate."""
+    inputs = plan.args[:-1] if plan.sens_param else plan.args
+    taken = {name} | variable_names(plan.net)
+    params, inner, call_args = _signature(inputs, taken)
+    body = cst.parse_statement(f"return {module.code_for_node(plan.net)}({inner})\n")
+    if plan.sens_param:
+        call_args.append(plan.args[-1])
+    return _function(name, params, [body]), _with_commas(call_args)
+
+
+def scaled_forward(
+    plan: Plan, name: str, module: cst.Module, stop_gradient: str
+) -> tuple[cst.FunctionDef, list[cst.Arg]]:
+    """A def that runs the forward once and returns `(loss * sens, loss, sens)`.
+
+    Seeded with ones, d(loss * sens)/dw is exactly J^T sens: the numbers GradOperation computes
+    when seeded with sens. The loss and the sens fill come back as auxiliaries (has_aux, or
+    stop_gradient before 2.0), so the network runs once per step, as the legacy code did with
+    set_grad() or in GRAPH mode, and BatchNorm statistics and Dropout masks stay the same.
+    A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad.
+    """
+    assert plan.forward is not None and plan.scaled_by is not None
+    loss = module.code_for_node(plan.forward.target)
+    sens = plan.scaled_by.value
+    carried = [item.line for item in plan.forward.carried]
+    taken = {name, loss, sens} | variable_names(plan.net)
+    for line in carried:
+        taken |= variable_names(line)
+    params, inner, call_args = _signature(plan.args, taken)
+    forward = cst.parse_statement(f"{loss} = {module.code_for_node(plan.net)}({inner})\n")
+    if plan.aux == "has_aux":
+        result = f"return {loss} * {sens}, {loss}, {sens}\n"
     else:
-        params = ", ".join(_parameter_names(plan.args, taken))
-        code = f"def {name}({params}):\n    return {net}({params}) * {sens}\n"
-        call_args = plan.args
-    return cst.parse_statement(code), call_args  # type: ignore[return-value]
+        result = f"return {loss} * {sens}, {stop_gradient}({loss}), {stop_gradient}({sens})\n"
+    body = [forward, *(_bare(line) for line in carried), cst.parse_statement(result)]
+    return _function(name, params, body), _with_commas(call_args)
+
+
+def _discard_name(plan: Plan) -> str:
+    used = variable_names(plan.application.function) if plan.application.function is not None else set()
+    name = "_"
+    while name in used:
+        name = f"{name}_"
+    return name
 
 
 def new_statements(
@@ -91,19 +149,30 @@ def new_statements(
     fn = plan.net
     args = plan.args
     if plan.scaled_by is not None:
-        definition, args = scaled_forward(plan, helper_name, module)
+        stop_gradient = function_expression.rsplit(".", 1)[0] + ".stop_gradient"
+        definition, args = scaled_forward(plan, helper_name, module, stop_gradient)
+        produced.append(definition)
+        fn = cst.Name(helper_name)
+    elif plan.wrapper:
+        definition, args = wrapper_def(plan, helper_name, module)
         produced.append(definition)
         fn = cst.Name(helper_name)
     call = build_call(plan, function_expression, fn, args)
     if plan.forward is not None:
-        forward_target = plan.forward.small.targets[0].target  # type: ignore[attr-defined]
+        forward_target = plan.forward.target
         assert isinstance(small, cst.Assign)
         grads_target = small.targets[0].target
+        value: cst.BaseExpression = _parenthesize(forward_target)
+        if plan.scaled_by is not None:
+            value = cst.Tuple(
+                [
+                    cst.Element(cst.Name(_discard_name(plan))),
+                    cst.Element(forward_target),
+                    cst.Element(cst.Name(plan.scaled_by.value)),
+                ]
+            )
         merged = cst.Tuple(
-            [
-                cst.Element(_parenthesize(forward_target)),
-                cst.Element(_parenthesize(grads_target)),
-            ],
+            [cst.Element(value), cst.Element(_parenthesize(grads_target))],
             lpar=[],
             rpar=[],
         )

@@ -2,10 +2,12 @@
 
 Why: MindSpore 2.x documents the functional autodiff API as the way to take gradients
 (https://www.mindspore.cn/docs/en/r2.3/api_python/mindspore/mindspore.value_and_grad.html).
-One `value_and_grad` call returns the loss and the gradients from a single forward pass, where
-the legacy "forward, then GradOperation" pattern runs the forward twice in PYNATIVE mode unless
-`set_grad()` was called. GradOperation itself is not deprecated (nn.TrainOneStepCell still uses
-it), so this is a modernisation, reported as such.
+One `value_and_grad` call returns the loss and the gradients from a single forward pass. The
+legacy "forward, then GradOperation" pattern runs the forward twice in PYNATIVE mode unless
+`set_grad()` was called on the network, so the forward is merged only where it is: elsewhere the
+forward stays and `grad` replaces GradOperation, which is exact in both modes. GradOperation
+itself is not deprecated (nn.TrainOneStepCell still uses it), so this is a modernisation,
+reported as such.
 
 Fix safety: exact. Each emitted form returns the same numbers as the GradOperation it replaces,
 checked by running both on MindSpore CPU in PYNATIVE and GRAPH mode (tests/test_equivalence.py).
@@ -29,6 +31,7 @@ class TrainStep(nn.Cell):
     def __init__(self, network, optimizer):
         super().__init__()
         self.network = network
+        self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
         self.grad = C.GradOperation(get_by_list=True)
@@ -45,6 +48,7 @@ class TrainStep(nn.Cell):
     def __init__(self, network, optimizer):
         super().__init__()
         self.network = network
+        self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
 
@@ -62,5 +66,6 @@ def describe(plan: Plan, function: str) -> str:
     if plan.sens_param:
         sens = ", sens_param=True"
     elif plan.scaled_by is not None:
-        sens = ", sens by forward scaling"
-    return f"GradOperation({flags}) -> {function}{merged}{sens}"
+        sens = f", sens by scaling the forward ({plan.aux})"
+    wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
+    return f"GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"

@@ -50,8 +50,23 @@ class Context:
     def reset(self) -> None:
         """Same mode and seeds before building each version: user code may have changed them."""
         ms.set_context(mode=ms.GRAPH_MODE if self.mode == "graph" else ms.PYNATIVE_MODE)
+        _clear_pynative_records()
         ms.set_seed(self.seed)
         np.random.seed(self.seed)
+
+
+def _clear_pynative_records() -> None:
+    """Forget the forwards PYNATIVE recorded for earlier sites in this worker.
+
+    With set_grad(), PYNATIVE GradOperation reuses a recorded forward. Records left by earlier
+    sites' Cells made BEFORE and AFTER of a later site disagree (seen on 2.10, only when several
+    sites share a worker), though each agrees with a fresh process.
+    """
+    try:
+        from mindspore.graph.api import _pynative_executor  # 2.9+
+    except ImportError:
+        from mindspore.common.api import _pynative_executor
+    _pynative_executor.clear_res()
 
 
 @dataclass
@@ -269,28 +284,36 @@ def _versions(context: Context, modules: Callable[[str], ModuleType], name: str)
 
 
 def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
-    """A train step once per optimizer; a network-only grad Cell once."""
+    """A train step on every probe variant, once per optimizer; a network-only grad Cell likewise
+    without an optimizer. The row is the worst of them, named by the variant that decided it."""
+    variants = [*probe.VARIANTS, *(probe.VARARGS_VARIANTS if site.get("varargs") else ())]
     outcomes = []
-    for kind in probe.OPTIMIZERS if site["optimizer"] else (None,):
-        traces = {}
-        for label, module in modules.items():
+    for variant, kind, set_grad, optimizers in variants:
+        for optimizer_kind in optimizers if site["optimizer"] else (None,):
+            traces = {}
+            for label, module in modules.items():
 
-            def build(module: ModuleType = module, kind: Optional[str] = kind) -> tuple:
-                context.reset()
-                network = probe.network(site["network_inputs"], site["outputs"])
-                cls = getattr(module, site["name"])
-                if kind is None:
-                    cell, sources = cls(network), [network]
-                else:
-                    optimizer = probe.optimizer(kind, network)
-                    arguments = (network, optimizer) if site["network_first"] else (optimizer, network)
-                    cell, sources = cls(*arguments), [network, optimizer]
-                inputs = probe.seeded_inputs(site["inputs"], context.seed)
-                return cell, inputs, collect_state([*sources, cell])
+                def build(
+                    module: ModuleType = module,
+                    optimizer_kind: Optional[str] = optimizer_kind,
+                    kind: str = kind,
+                    set_grad: bool = set_grad,
+                ) -> tuple:
+                    context.reset()
+                    network = probe.network(site["network_inputs"], site["outputs"], kind, set_grad)
+                    cls = getattr(module, site["name"])
+                    if optimizer_kind is None:
+                        cell, sources = cls(network), [network]
+                    else:
+                        optimizer = probe.optimizer(optimizer_kind, network)
+                        arguments = (network, optimizer) if site["network_first"] else (optimizer, network)
+                        cell, sources = cls(*arguments), [network, optimizer]
+                    inputs = probe.seeded_inputs(site["inputs"], context.seed)
+                    return cell, inputs, collect_state([*sources, cell])
 
-            traces[label] = run_steps(build, context.steps, context.describe)
-        outcome = compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
-        outcomes.append((kind or "no optimizer", outcome))
+                traces[label] = run_steps(build, context.steps, context.describe)
+            outcome = compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
+            outcomes.append((", ".join(filter(None, [variant, optimizer_kind])), outcome))
     return _combine(outcomes)
 
 
@@ -350,7 +373,9 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         if outcome is not None:
             return outcome.to_json("factory")
     if site["kind"] == "cell":
-        harness = "train step: " + ", ".join(probe.OPTIMIZERS) if site["optimizer"] else "grad cell"
+        harness = "train step" if site["optimizer"] else "grad cell"
+        variants = [*probe.VARIANTS, *(probe.VARARGS_VARIANTS if site.get("varargs") else ())]
+        harness += ": " + "; ".join(variant for variant, *_ in variants)
         return _cell_site(site, context, versions).to_json(harness)
     if site["kind"] == "function":
         return _function_site(site, context, versions).to_json("seeded inputs")

@@ -1,12 +1,17 @@
 """The automatic harness's network, inputs and optimizers: small, seeded, identical for both versions.
 
-Imported only inside a worker (it needs MindSpore). The networks are module-level classes with
-fixed-arity ``construct`` signatures because GRAPH mode parses a Cell's source and rejects
-differentiating a ``*inputs`` construct with positional grads.
+Imported only inside a worker (it needs MindSpore). The networks are module-level classes because
+GRAPH mode parses a Cell's source.
 
-One tanh layer is enough to tell exact rewrites from wrong ones (a dropped loss scale, a doubled
-gradient, aux outputs differentiated or not) and compiles about twice as fast as two Dense layers,
-which matters when every site is compiled four times per mode.
+One tanh layer is enough to tell most wrong rewrites from exact ones (a dropped loss scale, a
+doubled gradient, aux outputs differentiated or not) and compiles about twice as fast as two Dense
+layers. A stateless probe cannot see a forward that runs twice, though: two non-exact forms once
+passed every test that way. So each train step also runs on variants (``VARIANTS``):
+
+- "stateful": BatchNorm (running statistics, updated once per forward) and a dropout (a new mask
+  per forward) between the layer and the tanh, with and without ``set_grad()`` on the network;
+- "varargs": the same behind ``construct(self, *inputs)``, which GRAPH mode cannot differentiate
+  with ``mindspore.grad``/``value_and_grad`` directly; run for train steps that pass ``*inputs``.
 """
 
 from __future__ import annotations
@@ -21,18 +26,45 @@ LEARNING_RATE, MOMENTUM = 0.05, 0.9
 OPTIMIZERS = ("SGD", "Momentum")
 
 
+class CountedDropout(nn.Cell):
+    """Dropout whose mask is a function of how many forwards ran before, counted in a Parameter.
+
+    MindSpore's own Dropout is not reproducible inside one process: in PYNATIVE mode its kernels
+    keep random state across Cells built from the same seed, so BEFORE and AFTER would draw
+    different masks by accident (seen on 2.10, in about half of the runs). This one draws the same
+    masks for the same sequence of forwards, a new mask for every forward, and its counter is state
+    that differs when one version runs the forward more often.
+    """
+
+    def __init__(self, shape: tuple[int, ...] = (BATCH, TARGETS)) -> None:
+        super().__init__()
+        self.calls = Parameter(Tensor(np.zeros((), np.float32)), name="dropout_calls", requires_grad=False)
+        self.pattern = Tensor(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
+
+    def construct(self, x):
+        calls = ops.assign_add(self.calls, ops.ones((), self.calls.dtype))
+        keep = ops.cast(ops.sin(self.pattern * 1.3 + calls * 0.7) > -0.4, x.dtype)
+        return x * keep * 1.6
+
+
 class _Probe(nn.Cell):
     """tanh(x W + b) against a label; extra outputs are weight-dependent auxiliaries."""
 
-    def __init__(self, outputs: int = 1) -> None:
+    def __init__(self, outputs: int = 1, stateful: bool = False) -> None:
         super().__init__()
         rng = np.random.RandomState(7)
         self.weight = Parameter(Tensor(rng.randn(FEATURES, TARGETS).astype(np.float32) * 0.5), name="weight")
         self.bias = Parameter(Tensor(rng.randn(TARGETS).astype(np.float32) * 0.1), name="bias")
         self.outputs = outputs
+        self.stateful = stateful
+        self.norm = nn.BatchNorm1d(TARGETS, momentum=0.9)
+        self.drop = CountedDropout()
 
     def finish(self, x, label):
-        out = ops.tanh(ops.matmul(x, self.weight) + self.bias)
+        out = ops.matmul(x, self.weight) + self.bias
+        if self.stateful:
+            out = self.drop(self.norm(out))
+        out = ops.tanh(out)
         loss = ops.reduce_mean((out - label) ** 2)
         if self.outputs == 1:
             return loss
@@ -71,11 +103,40 @@ class Probe6(_Probe):
         return self.finish(x + 0.5 * x2 + 0.25 * x3 + 0.125 * x4 + 0.0625 * x5, label)
 
 
+class ProbeVarargs(_Probe):
+    """`construct(self, *inputs)`: features first, the label last, as DETR's and FinalMLP's are."""
+
+    def construct(self, *inputs):
+        return self.finish(inputs[0], inputs[-1])
+
+
 _BY_ARITY = {1: Probe1, 2: Probe2, 3: Probe3, 4: Probe4, 5: Probe5, 6: Probe6}
 
+# (name, network kind, call set_grad() on it, optimizers): the dense probe with both optimizers
+# (optimizer state counts), then the stateful ones with Momentum.
+Variant = tuple[str, str, bool, tuple[str, ...]]
+VARIANTS: tuple[Variant, ...] = (
+    ("dense", "dense", False, OPTIMIZERS),
+    ("BatchNorm+Dropout", "stateful", False, ("Momentum",)),
+    ("BatchNorm+Dropout, set_grad()", "stateful", True, ("Momentum",)),
+)
+VARARGS_VARIANTS: tuple[Variant, ...] = (
+    ("*inputs", "varargs", False, ("Momentum",)),
+    ("*inputs, set_grad()", "varargs", True, ("Momentum",)),
+)
 
-def network(inputs: int, outputs: int) -> nn.Cell:
-    return _BY_ARITY[inputs](outputs)
+
+def network(inputs: int, outputs: int, kind: str = "dense", set_grad: bool = False) -> nn.Cell:
+    """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics."""
+    if kind == "varargs":
+        net = ProbeVarargs(outputs, stateful=True)
+    else:
+        net = _BY_ARITY[inputs](outputs, stateful=kind == "stateful")
+    if kind != "dense":
+        net.set_train()
+    if set_grad:
+        net.set_grad()
+    return net
 
 
 def seeded_inputs(roles: Sequence[str], seed: int) -> tuple[Tensor, ...]:

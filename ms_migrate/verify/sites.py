@@ -54,6 +54,7 @@ class SitePlan:
     outputs: int = 1  # outputs of the probe network: the loss, then auxiliaries
     optimizer: bool = True  # False: __init__(network) only, a grad Cell without an update
     network_first: bool = True  # __init__(network, optimizer) rather than (optimizer, network)
+    varargs: bool = False  # the Cell passes *inputs to its network: also run a *inputs probe
     jit: bool = False  # the function is already decorated with jit
     problem: str = ""  # for kind "none": why no automatic harness fits
 
@@ -205,6 +206,20 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
     return direct + through_grad
 
 
+def _passes_starred(class_def: ast.ClassDef, attribute: str) -> bool:
+    """True if the network gets `*inputs`, directly or through a grad call: such a train step is
+    often given a network whose own construct takes *inputs."""
+    network = f"self.{attribute}"
+    for node in ast.walk(class_def):
+        if not isinstance(node, ast.Call) or not any(isinstance(arg, ast.Starred) for arg in node.args):
+            continue
+        if _dotted(node.func) == network or (
+            isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args)
+        ):
+            return True
+    return False
+
+
 def _cell_inputs(names: list[str], calls: list[list[ast.expr]]) -> tuple[str, ...]:
     """Roles of construct's arguments, read from where each one is passed to the network."""
     roles: dict[str, str] = {}
@@ -249,7 +264,12 @@ def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
             continue
         if _dotted(value.func) == f"self.{network_attribute}":
             count = max(count, len(target.elts))
-        elif isinstance(value.func, ast.Call) and _dotted(value.func).endswith("value_and_grad"):
+        elif (
+            isinstance(value.func, ast.Call)
+            and _dotted(value.func).endswith("value_and_grad")
+            and value.func.args
+            and _dotted(value.func.args[0]) == f"self.{network_attribute}"
+        ):
             has_aux = any(
                 keyword.arg == "has_aux" and isinstance(keyword.value, ast.Constant) and keyword.value.value
                 for keyword in value.func.keywords
@@ -304,6 +324,7 @@ def _plan_cell(
         outputs=max(_output_count(version, attribute) for version in versions),
         optimizer=len(params) == 2,
         network_first=network_first,
+        varargs=any(_passes_starred(version, attribute) for version in versions),
     )
 
 

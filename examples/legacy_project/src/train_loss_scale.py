@@ -8,6 +8,7 @@ class TrainWithLossScale(nn.Cell):
     def __init__(self, network, optimizer, sens=1024.0):
         super().__init__(auto_prefix=False)
         self.network = network
+        self.network.set_grad()  # PYNATIVE records the forward; the grad reuses it
         self.optimizer = optimizer
         self.weights = ParameterTuple(network.trainable_params())
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)

@@ -1,4 +1,4 @@
-"""The example's harness plus a BatchNorm train step (src/train_bn.py) for tests/test_verify.py."""
+"""The example's harness plus a `*inputs` BatchNorm train step (src/train_bn.py) for tests/test_verify.py."""
 
 import numpy as np
 import verify_harness
@@ -13,8 +13,8 @@ class BatchNormNet(nn.Cell):
         self.bn = nn.BatchNorm1d(2)
         self.loss = nn.MSELoss()
 
-    def construct(self, x, y):
-        return self.loss(self.bn(self.fc(x)), y)
+    def construct(self, *inputs):
+        return self.loss(self.bn(self.fc(inputs[0])), inputs[1])
 
 
 def build(site):

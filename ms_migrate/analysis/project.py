@@ -1,0 +1,342 @@
+"""What the other files of a run say about network classes: does a network's construct take *args?
+
+GRAPH mode cannot differentiate a Cell whose ``construct(self, *inputs)`` takes varargs with
+``mindspore.grad``/``value_and_grad`` (GradOperation can), so MS101 must know the class of the
+network a train step differentiates. The class is rarely visible where the grad is taken: the
+train step gets it as an ``__init__`` argument, and the class and the call that builds the train
+step usually live in other files. This module answers from every file of the run.
+
+Pure apart from reading the files it was given. Cheap: one regex pass finds which files define
+or instantiate a class by name, and only those are parsed (with ``ast``), once each, on demand.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Union
+
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
+_CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
+_DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    name: str
+    bases: tuple[str, ...]
+    construct_varargs: Optional[bool]  # None: no construct of its own
+    init_params: tuple[str, ...]  # positional parameters of __init__ after self
+    attributes: dict[str, tuple[str, str]]  # self.x = param / Class(...): ("param"|"class", name)
+
+
+@dataclass
+class FileFacts:
+    classes: list[ClassFacts] = field(default_factory=list)
+    # `from module import name as local`: local -> (module, level, name)
+    imports: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    # class name -> one entry per call: (positional argument classes, keyword argument classes)
+    calls: dict[str, list[tuple[list[set[str]], dict[str, set[str]]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+
+
+def _last_name(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _class_facts(node: ast.ClassDef) -> ClassFacts:
+    bases = tuple(name for name in (_last_name(base) for base in node.bases) if name)
+    construct: Optional[bool] = None
+    init_params: tuple[str, ...] = ()
+    attributes: dict[str, tuple[str, str]] = {}
+    for item in node.body:
+        if not isinstance(item, ast.FunctionDef):
+            continue
+        if item.name == "construct":
+            construct = item.args.vararg is not None
+        elif item.name == "__init__":
+            init_params = tuple(arg.arg for arg in [*item.args.posonlyargs, *item.args.args][1:])
+            for statement in ast.walk(item):
+                if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+                    continue
+                target = statement.targets[0]
+                if not (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    continue
+                value = statement.value
+                if isinstance(value, ast.Name) and value.id in init_params:
+                    fact = ("param", value.id)
+                elif isinstance(value, ast.Call) and _last_name(value.func):
+                    fact = ("class", _last_name(value.func) or "")
+                else:
+                    fact = ("unknown", "")
+                # Assigned twice, differently: unknown.
+                if attributes.get(target.attr, fact) != fact:
+                    fact = ("unknown", "")
+                attributes[target.attr] = fact
+    return ClassFacts(node.name, bases, construct, init_params, attributes)
+
+
+def _scopes(tree: ast.Module) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _own_nodes(scope: ast.AST) -> Iterable[ast.AST]:
+    """Nodes of ``scope`` outside nested functions and classes."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def file_facts(text: str) -> FileFacts:
+    """Classes and class instantiations in one file's source; empty when it does not parse."""
+    facts = FileFacts()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return facts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            facts.classes.append(_class_facts(node))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                facts.imports[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+    for scope in _scopes(tree):
+        nodes = list(_own_nodes(scope))
+        # variable -> (line, class it was built from, or "?") for each assignment, in line order
+        made: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                callee = _last_name(node.value.func) if isinstance(node.value, ast.Call) else None
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        made[target.id].append((node.lineno, callee or "?"))
+        for assignments in made.values():
+            assignments.sort()
+
+        def classes_of(
+            argument: ast.AST, caller: str, made: dict[str, list[tuple[int, str]]] = made
+        ) -> set[str]:
+            if isinstance(argument, ast.Call):
+                callee = _last_name(argument.func)
+                return {callee} if callee else {"?"}
+            if isinstance(argument, ast.Name):
+                # The value the name holds at this call: the last assignment above it, skipping
+                # `net = Wrapper(net)` in another branch (a class is not its own network).
+                before = [
+                    callee
+                    for line, callee in made.get(argument.id, [])
+                    if line < argument.lineno and callee != caller
+                ]
+                return {before[-1]} if before else {"?"}
+            return {"?"}
+
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            callee = _last_name(node.func)
+            if not callee or not callee[:1].isupper():
+                continue
+            positional: list[set[str]] = []
+            for argument in node.args:
+                if isinstance(argument, ast.Starred):  # later positions are unknown
+                    positional.append({"?"})
+                    break
+                positional.append(classes_of(argument, callee))
+            keywords = {
+                keyword.arg: classes_of(keyword.value, callee) for keyword in node.keywords if keyword.arg
+            }
+            facts.calls[callee].append((positional, keywords))
+    return facts
+
+
+Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file being migrated)
+
+
+def _common_prefix(left: Path, right: Optional[Path]) -> int:
+    if right is None:
+        return 0
+    count = 0
+    for a, b in zip(left.parts, right.parts):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+class ProjectIndex:
+    """Network-class facts over the files of one run, read lazily and cached.
+
+    A class name is resolved as Python would: a class defined in the same file, else the module
+    a `from ... import` names, matched against the run's files by path (the nearest match when a
+    model zoo holds several `src/model.py`). A name neither defined nor imported is unknown.
+    """
+
+    def __init__(self, paths: Sequence[Path] = ()) -> None:
+        self._paths = [path.resolve() for path in paths if path.suffix == ".py"]
+        self._defines: Optional[dict[str, list[Path]]] = None
+        self._calls: dict[str, list[Path]] = {}
+        self._facts: dict[Path, FileFacts] = {}
+        self._local_text = ""
+        self._local_path: Optional[Path] = None
+        self._local: Optional[FileFacts] = None
+
+    def with_local(self, text: str, path: Optional[Path] = None) -> ProjectIndex:
+        """A view that also knows ``text``, the file being migrated (read only when asked)."""
+        view = ProjectIndex.__new__(ProjectIndex)
+        view.__dict__.update(self.__dict__)
+        view._local_text, view._local = text, None
+        view._local_path = path.resolve() if path is not None else None
+        return view
+
+    @property
+    def local_path(self) -> Optional[Path]:
+        return self._local_path
+
+    @property
+    def local(self) -> FileFacts:
+        if self._local is None:
+            self._local = file_facts(self._local_text)
+        return self._local
+
+    def _scan(self) -> None:
+        if self._defines is not None:
+            return
+        self._defines = defaultdict(list)
+        self._calls = defaultdict(list)
+        for path in self._paths:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            for name in set(_CLASS.findall(data)):
+                self._defines[name.decode("ascii", "replace")].append(path)
+            for name in set(_CALL.findall(data)):
+                self._calls[name.decode("ascii", "replace")].append(path)
+
+    def _file(self, path: Optional[Path]) -> FileFacts:
+        if path is None or path == self._local_path:
+            return self.local
+        if path not in self._facts:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._facts[path] = file_facts(text)
+        return self._facts[path]
+
+    def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
+        """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
+        parts = [part for part in module.split(".") if part]
+        if level and importer is not None:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            wanted = [base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")]
+            return [path for path in wanted if path in set(self._paths)]
+        if not parts:
+            return []
+        tail = ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
+        found = [path for path in self._paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
+        if len(found) > 1 and importer is not None:
+            best = max(_common_prefix(path, importer) for path in found)
+            found = [path for path in found if _common_prefix(path, importer) == best]
+        return found
+
+    def resolve(self, name: str, where: Optional[Path]) -> list[Located]:
+        """The classes ``name`` means in the file ``where`` (None: the file being migrated)."""
+        facts = self._file(where)
+        own = [(where, item) for item in facts.classes if item.name == name]
+        if own:
+            return own
+        if name not in facts.imports:
+            return []
+        self._scan()
+        module, level, original = facts.imports[name]
+        importer = where if where is not None else self._local_path
+        found: list[Located] = []
+        for path in self._module_files(module, level, importer):
+            found += [(path, item) for item in self._file(path).classes if item.name == original]
+        return found
+
+    def construct_varargs(self, located: Located, depth: int = 0) -> Optional[bool]:
+        """Whether a class's construct (own or inherited) takes *args; None if unknown."""
+        where, facts = located
+        if facts.construct_varargs is not None:
+            return facts.construct_varargs
+        if depth > 2 * _DEPTH:
+            return None
+        inherited: set[Optional[bool]] = set()
+        for base in facts.bases:
+            bases = self.resolve(base, where)
+            inherited |= {self.construct_varargs(item, depth + 1) for item in bases} or {None}
+        return _combine(inherited) if inherited else None
+
+    def _name_varargs(self, name: str, where: Optional[Path]) -> Optional[bool]:
+        if name == "?":
+            return None
+        located = self.resolve(name, where)
+        return _combine({self.construct_varargs(item) for item in located}) if located else None
+
+    def attribute_varargs(self, class_name: str, attribute: str) -> Optional[bool]:
+        """Whether ``self.<attribute>`` of class ``class_name`` (defined in the file being migrated)
+        is a network whose construct takes *args."""
+        owners = [item for item in self.local.classes if item.name == class_name]
+        if len(owners) != 1:
+            return None
+        owner = owners[0]
+        kind, value = owner.attributes.get(attribute, ("unknown", ""))
+        if kind == "class":
+            return self._name_varargs(value, None)
+        if kind != "param":
+            return None
+        position = owner.init_params.index(value)
+        answers: set[Optional[bool]] = set()
+        for where, (positional, keywords) in self._instantiations(owner):
+            names = positional[position] if position < len(positional) else keywords.get(value, {"?"})
+            answers |= {self._name_varargs(name, where) for name in names}
+        return _combine(answers) if answers else None
+
+    def _instantiations(
+        self, owner: ClassFacts
+    ) -> list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]]:
+        """Calls of the class defined in the file being migrated, wherever the run holds them."""
+        self._scan()
+        found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
+            (None, call) for call in self.local.calls.get(owner.name, [])
+        ]
+        for path in self._calls.get(owner.name, []):
+            if path == self._local_path:
+                continue
+            for local_name, calls in self._file(path).calls.items():
+                resolved = self.resolve(local_name, path)
+                if any(where == self._local_path and item.name == owner.name for where, item in resolved):
+                    found += [(path, call) for call in calls]
+        return found
+
+
+def _combine(answers: set[Optional[bool]]) -> Optional[bool]:
+    """Any varargs candidate makes it varargs; all known fixed makes it fixed; else unknown."""
+    if True in answers:
+        return True
+    if answers == {False}:
+        return False
+    return None
