@@ -200,6 +200,75 @@ def _calls_network(function: Optional[cst.FunctionDef], net: cst.BaseExpression,
     return bool(found)
 
 
+def _assigned_names(statement: cst.CSTNode) -> set[str]:
+    """Names a statement binds: assignment, augmented and annotated targets, for, with, walrus."""
+    found: set[str] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            found.update(variable_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.update(variable_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            found.update(variable_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            found.update(variable_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            found.update(variable_names(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            found.update(variable_names(node.target))
+
+    statement.visit(_Targets())
+    return found
+
+
+def _forward_feeds_grad(application: Application, net: cst.BaseExpression, inputs: Sequence[cst.Arg]) -> bool:
+    """True if the network's last forward before the grad call ran on the grad call's own inputs.
+
+    With set_grad(), PYNATIVE GradOperation reuses that recorded forward, and so does grad: the
+    two agree (measured on 2.10, sens_param included). When the forward ran on other inputs, or
+    overwrote one of them, they do not.
+    """
+    statement = application.statement
+    assert statement is not None
+    reads = set().union(*(variable_names(arg.value) for arg in inputs)) if inputs else set()
+    written: set[str] = set()
+    for index in range(statement.index - 1, -1, -1):
+        candidate = statement.block.body[index]
+        if _calls_network_in(candidate, net):
+            small = _single_assign(candidate)
+            if (
+                small is None
+                or not isinstance(small.value, cst.Call)
+                or not same_code(small.value.func, net)
+                or not same_arguments(small.value.args, inputs)
+                or _calls_network_in(small.value.args, net)  # type: ignore[arg-type]
+            ):
+                return False
+            written |= variable_names(small.targets[0].target)
+            return not written & reads
+        written |= _assigned_names(candidate)
+    return False  # the forward is in another block: which one ran last is not visible
+
+
+def _calls_network_in(node: Union[cst.CSTNode, Sequence[cst.Arg]], net: cst.BaseExpression) -> bool:
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if same_code(call.func, net):
+                found.append(call)
+
+    for item in node if isinstance(node, Sequence) else [node]:
+        item.visit(_Calls())
+    return bool(found)
+
+
 def _assignment_before(block_body: Sequence[cst.BaseStatement], index: int, name: str):  # type: ignore[no-untyped-def]
     """The nearest `name = value` above ``index`` in the same block, with its index."""
     for position in range(index - 1, -1, -1):
@@ -459,7 +528,9 @@ def _plan_application(
     if other is not None:
         return left_alone(line, "MSR016", f"set_grad() is called on {_code(other)}, not on {_code(net)}")
     separate_forward = _calls_network(application.function, net, application.outer)
-    if set_grad and forward is None and not scaled and separate_forward:
+    if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
+        application, net, inputs
+    ):
         return left_alone(line, "MSR016", f"{_code(net)} runs a forward here that cannot merge with the grad")
     if scaled:
         if not set_grad:

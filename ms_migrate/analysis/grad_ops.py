@@ -14,7 +14,7 @@ from typing import Optional, Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from ms_migrate.analysis.names import NameResolver, Scope
+from ms_migrate.analysis.names import NameResolver, Scope, variable_names
 
 GRAD_OPERATION = frozenset(
     {
@@ -536,16 +536,47 @@ def set_grad_on(
     return False
 
 
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a` for `a`, `a.b.c`; None for anything else (a call builds a new Cell)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _sources(class_def: Optional[cst.ClassDef], node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What ``self.x`` is assigned from in the class's methods; ``node`` itself otherwise."""
+    if (
+        class_def is None
+        or not isinstance(node, cst.Attribute)
+        or not (isinstance(node.value, cst.Name) and node.value.value == "self")
+    ):
+        return [node]
+    methods = [item for item in class_def.body.body if isinstance(item, cst.FunctionDef)]
+    return [value for method in methods for value in _assigned_from(method, node)] or [node]
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def other_set_grad(
     analysis: ModuleAnalysis, net: cst.BaseExpression, function: Optional[cst.FunctionDef]
 ) -> Optional[cst.BaseExpression]:
-    """A ``set_grad()`` receiver near the grad site that is not the differentiated network.
+    """A ``set_grad()`` receiver near the grad site that may be a sub-cell of the network.
 
     Measured on MindSpore 2.10 PYNATIVE: with `network.backbone.set_grad()` (a sub-cell), the
     legacy GradOperation and mindspore.grad compute different gradients, so no form is exact.
-    Whether a Cell is a sub-cell of the network is not visible, so any other Cell counts.
+    A sibling that merely shares a sub-cell (Wide&Deep's two IthOutputCell wrappers) changes
+    nothing, also measured. A receiver may be a sub-cell when it is reached through the network
+    (`self.network.backbone`, `model.net.G` with `self.model = model`) or is one of the things the
+    network was built from (`self.net = net; self.network = WithLoss(net)`).
     """
     class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
+    net_sources = _sources(class_def, net)
+    net_code = _code_of(net)
+    built_from: set[str] = set()
+    for source in net_sources:
+        built_from |= variable_names(source) - {"self"}
     for call in analysis.set_grad_calls:
         receiver = call.func.value  # type: ignore[attr-defined]
         if same_code(receiver, net):
@@ -554,7 +585,10 @@ def other_set_grad(
             continue
         if class_def is None and analysis.enclosing(call, cst.FunctionDef) not in (None, function):
             continue
-        if set_grad_on(analysis, net, function) and isinstance(receiver, cst.Name):
-            continue  # `network.set_grad()` on the __init__ argument that is the network
-        return receiver
+        for source in _sources(class_def, receiver):
+            code = _code_of(source)
+            if any(code == _code_of(item) for item in net_sources):
+                continue  # the network itself, under its __init__ name
+            if code.startswith(net_code + ".") or _root_name(source) in built_from:
+                return receiver
     return None

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
 
@@ -192,9 +191,12 @@ class ProjectIndex:
 
     def __init__(self, paths: Sequence[Path] = ()) -> None:
         self._paths = [path.resolve() for path in paths if path.suffix == ".py"]
-        self._defines: Optional[dict[str, list[Path]]] = None
+        self._path_set = frozenset(self._paths)
+        # Shared by every view (with_local copies references): the run's files are read once.
         self._calls: dict[str, list[Path]] = {}
+        self._scanned: list[bool] = [False]
         self._facts: dict[Path, FileFacts] = {}
+        self._modules: dict[tuple[str, int, Optional[Path]], list[Path]] = {}
         self._local_text = ""
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
@@ -218,19 +220,17 @@ class ProjectIndex:
         return self._local
 
     def _scan(self) -> None:
-        if self._defines is not None:
+        """Which files call which capitalised names: one regex pass over the run, on first need."""
+        if self._scanned[0]:
             return
-        self._defines = defaultdict(list)
-        self._calls = defaultdict(list)
+        self._scanned[0] = True
         for path in self._paths:
             try:
                 data = path.read_bytes()
             except OSError:
                 continue
-            for name in set(_CLASS.findall(data)):
-                self._defines[name.decode("ascii", "replace")].append(path)
             for name in set(_CALL.findall(data)):
-                self._calls[name.decode("ascii", "replace")].append(path)
+                self._calls.setdefault(name.decode("ascii", "replace"), []).append(path)
 
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
@@ -245,13 +245,19 @@ class ProjectIndex:
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
+        key = (module, level, importer.parent if importer is not None else None)
+        if key not in self._modules:
+            self._modules[key] = self._find_module_files(module, level, importer)
+        return self._modules[key]
+
+    def _find_module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         parts = [part for part in module.split(".") if part]
         if level and importer is not None:
             base = importer.parent
             for _ in range(level - 1):
                 base = base.parent
             wanted = [base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")]
-            return [path for path in wanted if path in set(self._paths)]
+            return [path for path in wanted if path in self._path_set]
         if not parts:
             return []
         tail = ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
