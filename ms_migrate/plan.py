@@ -182,24 +182,6 @@ def find_forward(
     return None
 
 
-def _calls_network(function: Optional[cst.FunctionDef], net: cst.BaseExpression, grad_call: cst.Call) -> bool:
-    """True if ``function`` calls ``net`` itself anywhere (a forward pass besides the grad call)."""
-    if function is None:
-        return False
-    found = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> bool:
-            if call is grad_call:
-                return False
-            if same_code(call.func, net):
-                found.append(call)
-            return True
-
-    function.visit(_Calls())
-    return bool(found)
-
-
 def _assigned_names(statement: cst.CSTNode) -> set[str]:
     """Names a statement binds: assignment, augmented and annotated targets, for, with, walrus."""
     found: set[str] = set()
@@ -256,15 +238,23 @@ def _forward_feeds_grad(application: Application, net: cst.BaseExpression, input
     return False  # the forward is in another block: which one ran last is not visible
 
 
-def _calls_network_in(node: Union[cst.CSTNode, Sequence[cst.Arg]], net: cst.BaseExpression) -> bool:
+def _calls_network_in(
+    node: Union[cst.CSTNode, Sequence[cst.Arg], None],
+    net: cst.BaseExpression,
+    skip: Optional[cst.Call] = None,
+) -> bool:
+    """True if ``node`` calls ``net`` itself (a forward pass), not counting the call ``skip``."""
     found = []
 
     class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
+        def visit_Call(self, call: cst.Call) -> bool:
+            if call is skip:
+                return False
             if same_code(call.func, net):
                 found.append(call)
+            return True
 
-    for item in node if isinstance(node, Sequence) else [node]:
+    for item in [] if node is None else node if isinstance(node, Sequence) else [node]:
         item.visit(_Calls())
     return bool(found)
 
@@ -527,7 +517,7 @@ def _plan_application(
     other = other_set_grad(analysis, net, application.function)
     if other is not None:
         return left_alone(line, "MSR016", f"set_grad() is called on {_code(other)}, not on {_code(net)}")
-    separate_forward = _calls_network(application.function, net, application.outer)
+    separate_forward = _calls_network_in(application.function, net, skip=application.outer)
     if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
         application, net, inputs
     ):
@@ -546,7 +536,8 @@ def _plan_application(
     wrapper = False
     if varargs is True and not scaled:
         if separate_forward and forward is None:
-            return left_alone(line, "MSR015", f"{_code(net)} also runs its forward here, without set_grad()")
+            why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
+            return left_alone(line, "MSR015", f"{_code(net)} also runs a separate forward here, {why}")
         packed = len(inputs) == 1 and inputs[0].star == "*"
         if any(arg.star for arg in inputs) and not packed:
             return left_alone(line, "MSR015", "mixed starred and plain inputs")
