@@ -19,8 +19,10 @@ from rich.console import Console
 
 from ms_migrate import __version__, sources
 from ms_migrate.findings import NOTES, REASONS, Kind
+from ms_migrate.lint import lint_text
+from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
-from ms_migrate.rules import ALL_RULES, by_id
+from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
 from ms_migrate.verify.command import options_for_upgrade, show_verification, verify_command
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target
@@ -141,50 +143,65 @@ main.add_command(verify_command)
 @click.option("--target-version", callback=_parse_version, metavar="X.Y", help="As for upgrade.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("-q", "--quiet", is_flag=True, help="Only sites that can be modernised, and errors.")
+@click.option("-q", "--quiet", is_flag=True, help="Only findings to act on, and errors.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
+)
 def check(
     paths: tuple[Path, ...],
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     jobs: int,
     quiet: bool,
+    fmt: str,
 ) -> None:
-    """Lint only: report legacy autodiff that `upgrade` would modernise; write nothing.
+    """Lint only; write nothing. Report what `upgrade` would modernise and what the lint rules
+    find (APIs missing on the target, keywords it does not take).
 
-    Exit 1 when some site can be modernised (the pre-commit hook's signal), 2 on errors.
-    GradOperation is not deprecated, so these are reported as modernisable, not as errors.
+    Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
+    GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
     target, files, summary = _start(paths, target_version, exclude, quiet, err)
+    records: list[Record] = []
+    linted = 0
     for outcome in upgrade_files(files, target, write=False, jobs=jobs):
         if outcome.error:
             summary.errors += 1
             err.print(outcome.error, markup=False)
         summary.add(outcome.findings, outcome.changed)
+        path = str(outcome.path)
         for finding in outcome.findings:
-            if finding.kind is Kind.CONVERTED:
-                location = f"{outcome.path}:{outcome.where(finding.line)}"
-                out.print(f"{location} {finding.code} modernisable: {finding.message}", markup=False)
-            elif finding.kind is Kind.LEFT_ALONE and not quiet:
-                out.print(finding.render(str(outcome.path), outcome.where(finding.line)), markup=False)
+            if finding.kind is Kind.CONVERTED or (finding.kind is Kind.LEFT_ALONE and not quiet):
+                records.append(Record(path, outcome.where(finding.line), finding.as_diagnostic()))
+        if outcome.error is None:
+            for diagnostic in lint_text(outcome.before, target, outcome.path):
+                records.append(Record(path, outcome.where(diagnostic.line), diagnostic))
+                linted += 1
+    sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
         err.print(
             f"{summary.converted} modernisable site{'s' * (summary.converted != 1)} "
-            f"in {summary.files_changed} file{'s' * (summary.files_changed != 1)} "
-            f"({summary.files_seen} checked; fix with `ms-migrate upgrade`)",
+            f"in {summary.files_changed} file{'s' * (summary.files_changed != 1)}, "
+            f"{linted} lint finding{'s' * (linted != 1)} "
+            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)",
             markup=False,
         )
     if summary.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_CHANGES if summary.converted else EXIT_OK)
+    sys.exit(EXIT_CHANGES if summary.converted or linted else EXIT_OK)
 
 
 @main.command("rules")
 def list_rules() -> None:
     """List the rules and the reason codes for sites left alone."""
-    for rule in ALL_RULES:
-        click.echo(f"{rule.ID}  {rule.TITLE}  [{rule.SAFETY}, target >= {rule.MIN_TARGET}]")
+    for rule in all_rules():
+        click.echo(f"{rule.code}  {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
     for code, reason in REASONS.items():
         click.echo(f"{code}  {reason.slug}: {reason.summary}")
     for code, text in NOTES.items():
@@ -204,8 +221,11 @@ def explain(code: str) -> None:
         click.echo(f"{code}: {NOTES[code]}")
         return
     try:
-        rule = by_id(code)
+        rule = rule_for(code)
     except KeyError:
         raise click.UsageError(f"unknown code {code!r}; see `ms-migrate rules`") from None
-    click.echo(f"{rule.ID}: {rule.TITLE}\n\n{(rule.__doc__ or '').strip()}\n")
-    click.echo("Example, before:\n" + rule.BEFORE + "\nafter:\n" + rule.AFTER)
+    click.echo(f"{rule.code}: {rule.title}\n\nKind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
+    click.echo(rule.description + "\n")
+    for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
+        for example in examples:
+            click.echo(f"{label} (target {example.target}):\n{example.code}")

@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass
 from typing import Optional
 
+from ms_migrate.diagnostics import Diagnostic, Severity
+
 
 class Kind(str, enum.Enum):
     CONVERTED = "converted"
@@ -186,6 +188,11 @@ class Finding:
 
     def render(self, path: str, where: Optional[str] = None) -> str:
         return f"{path}:{where or self.line} {self.code} {self.message}"
+
+    def as_diagnostic(self) -> Diagnostic:
+        """For the shared output layer: a converted site reads "modernisable: ..."."""
+        message = f"modernisable: {self.message}" if self.kind is Kind.CONVERTED else self.message
+        return Diagnostic(self.code, self.line, 0, (self.line, 0), message, Severity.INFO)
 
 
 def left_alone(line: int, code: str, detail: str = "") -> Finding:

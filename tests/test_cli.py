@@ -125,8 +125,8 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     before = snapshot(tmp_path)
     result = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path)])
     assert result.exit_code == 1
-    assert f"{tmp_path / 'legacy.py'}:14 MS101 modernisable" in result.output
-    assert f"{tmp_path / 'flags.py'}:11 MSR002" in result.output
+    assert f"{tmp_path / 'legacy.py'}:14:1: MS101 modernisable" in result.output
+    assert f"{tmp_path / 'flags.py'}:11:1: MSR002" in result.output
     assert snapshot(tmp_path) == before
     (tmp_path / "legacy.py").unlink()
     assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0

@@ -51,7 +51,7 @@ def pre_commit(repo: Path, *args: str) -> subprocess.CompletedProcess:
 def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     flagged = pre_commit(project, "run", "ms-migrate-check", "--all-files")
     assert flagged.returncode == 1, flagged.stdout + flagged.stderr
-    assert "train.py:14 MS101 modernisable" in flagged.stdout
+    assert "train.py:14:1: MS101 modernisable" in flagged.stdout
     assert "notes.py" not in flagged.stdout
 
     fixed = pre_commit(project, "run", "ms-migrate-upgrade", "--hook-stage", "manual", "--all-files")

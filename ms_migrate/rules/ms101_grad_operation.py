@@ -16,7 +16,12 @@ Sites where exactness cannot be shown are left alone with a reason code (docs/re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 if TYPE_CHECKING:
     from ms_migrate.plan import Plan
@@ -69,3 +74,33 @@ def describe(plan: Plan, function: str) -> str:
         sens = f", sens by scaling the forward ({plan.aux})"
     wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
     return f"GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
+
+
+class GradOperationToFunctional(Rule):
+    __doc__ = __doc__
+
+    code = ID
+    title = TITLE
+    kind = "upgrade"
+    severity = Severity.INFO
+    targets = VersionRange(low=MIN_TARGET)
+    prefilter = ("GradOperation", "TrainOneStep", "PipelineCell")
+    examples = Examples(
+        valid=(Example("import mindspore\nimport mindspore.nn as nn\n\n\n" + AFTER),),
+        invalid=(
+            Example(
+                "import mindspore\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
+                + BEFORE
+            ),
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        """The sites `upgrade` converts, as diagnostics (the rewrite itself is the engine's)."""
+        from ms_migrate.engine import migrate_text
+        from ms_migrate.findings import Kind
+
+        for finding in migrate_text(ctx.text, ctx.target, path=ctx.path).findings:
+            if finding.kind is Kind.CONVERTED:
+                message = f"modernisable: {finding.message}"
+                yield Diagnostic(self.code, finding.line, 0, (finding.line, 0), message, self.severity)

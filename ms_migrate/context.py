@@ -1,0 +1,90 @@
+"""Everything a rule may ask about one file, each piece built at most once and only on demand.
+
+A rule that only reads asks for ``tree`` (``ast``: about 9 times faster to build than a libcst
+module). Names resolve through the module's own imports (``qualified_name``), without libcst
+metadata. Suppression comments are read once per file.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.versions import Version
+
+ALL = "*"
+_IGNORE = re.compile(r"#\s*ms-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9,\s]+))?", re.IGNORECASE)
+
+
+@dataclass
+class FileContext:
+    text: str
+    target: Version
+    path: Optional[Path] = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def tree(self) -> ast.Module:
+        """The ``ast`` tree; raises SyntaxError for text that does not parse."""
+        return ast.parse(self.text)
+
+    @cached_property
+    def imports(self) -> dict[str, str]:
+        """Module-level import bindings: local name -> qualified name (`ms` -> `mindspore`)."""
+        bound: dict[str, str] = {}
+        for node in self.tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        bound[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        return bound
+
+    def qualified_name(self, node: ast.AST) -> Optional[str]:
+        """`mindspore.value_and_grad` for `ms.value_and_grad` under `import mindspore as ms`."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.imports:
+            return None
+        return ".".join([self.imports[node.id], *reversed(parts)])
+
+    @cached_property
+    def suppressions(self) -> dict[int, set[str]]:
+        """Line -> suppressed codes (``ALL`` for a bare ignore) from comments on that line."""
+        found: dict[int, set[str]] = {}
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            return found
+        for token in tokens:
+            if token.type != tokenize.COMMENT:
+                continue
+            for pattern in (_IGNORE, _NOQA):
+                match = pattern.search(token.string)
+                if match is None:
+                    continue
+                codes = match.group("codes")
+                line_codes = found.setdefault(token.start[0], set())
+                if codes:
+                    line_codes |= {code.strip().upper() for code in codes.split(",") if code.strip()}
+                else:
+                    line_codes.add(ALL)
+        return found
+
+    def suppressed(self, code: str, line: int) -> bool:
+        codes = self.suppressions.get(line, set())
+        return ALL in codes or code in codes

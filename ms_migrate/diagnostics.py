@@ -1,0 +1,63 @@
+"""What a rule says about a place in a file: a diagnostic, with an optional fix.
+
+One type for every rule kind (upgrade, downgrade, lint) and every output format (text, json,
+sarif, github): the output layer (``ms_migrate.output``) renders nothing else.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Optional
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # fails at run time on the target (a missing API, a bad keyword)
+    WARNING = "warning"  # runs, but does something else than the code says
+    INFO = "info"  # modernisable: works, has a better equivalent
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two (line, column) positions; lines from 1, columns from 0."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: tuple[Edit, ...]
+    safety: str = "exact"  # "exact": same numbers on the target; "unsafe": review it
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    line: int
+    col: int  # from 0, as in ast
+    end: tuple[int, int]
+    message: str
+    severity: Severity
+    fix: Optional[Fix] = None
+
+    def render(self, path: str) -> str:
+        return f"{path}:{self.line}:{self.col + 1}: {self.code} {self.message}"
+
+
+def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
+    """``text`` with non-overlapping ``edits`` applied (later ones first, so positions hold)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        return starts[position[0] - 1] + position[1]
+
+    result = text
+    for edit in sorted(edits, key=lambda item: item.start, reverse=True):
+        result = result[: offset(edit.start)] + edit.replacement + result[offset(edit.end) :]
+    return result

@@ -1,0 +1,160 @@
+"""One output layer for diagnostics: text, json, sarif (2.1.0) and GitHub workflow annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ms_migrate import __version__
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.findings import NOTES, REASONS
+from ms_migrate.rules.base import all_rules
+
+FORMATS = ("text", "json", "sarif", "github")
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+@dataclass(frozen=True)
+class Record:
+    """A diagnostic in a file; ``where`` is the line as users see it (`12`, or `cell 3:4`)."""
+
+    path: str
+    where: str
+    diagnostic: Diagnostic
+
+
+def render(records: Sequence[Record], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([_json(record) for record in records], indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        return json.dumps(sarif(records), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "github":
+        return "".join(_github(record) + "\n" for record in records)
+    return "".join(
+        f"{record.path}:{record.where}:{record.diagnostic.col + 1}: {record.diagnostic.code} "
+        f"{record.diagnostic.message}\n"
+        for record in records
+    )
+
+
+def _json(record: Record) -> dict[str, Any]:
+    diagnostic = record.diagnostic
+    data: dict[str, Any] = {
+        "path": record.path,
+        "line": diagnostic.line,
+        "location": record.where,
+        "column": diagnostic.col + 1,
+        "end_line": diagnostic.end[0],
+        "end_column": diagnostic.end[1] + 1,
+        "code": diagnostic.code,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "fix": None,
+    }
+    if diagnostic.fix is not None:
+        data["fix"] = {
+            "safety": diagnostic.fix.safety,
+            "description": diagnostic.fix.description,
+            "edits": [
+                {"start": list(edit.start), "end": list(edit.end), "replacement": edit.replacement}
+                for edit in diagnostic.fix.edits
+            ],
+        }
+    return data
+
+
+def _escape(text: str, properties: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if properties else text
+
+
+def _github(record: Record) -> str:
+    diagnostic = record.diagnostic
+    properties = (
+        f"file={_escape(record.path, True)},line={diagnostic.line},col={diagnostic.col + 1},"
+        f"endLine={diagnostic.end[0]},endColumn={diagnostic.end[1] + 1},title={diagnostic.code}"
+    )
+    return f"::{_GITHUB_COMMAND[diagnostic.severity]} {properties}::{_escape(diagnostic.message)}"
+
+
+def _rule_descriptors(codes: Iterable[str]) -> list[dict[str, Any]]:
+    """SARIF rule metadata for every code that occurs: rules, reason codes and notes."""
+    rules = {rule.code: rule for rule in all_rules()}
+    descriptors = []
+    for code in sorted(set(codes)):
+        if code in rules:
+            rule = rules[code]
+            short, full, level = rule.title, rule.description or rule.title, _SARIF_LEVEL[rule.severity]
+        elif code in REASONS:
+            reason = REASONS[code]
+            short, full, level = reason.summary, reason.explanation, "note"
+        else:
+            short = full = NOTES.get(code, code)
+            level = "note"
+        descriptors.append(
+            {
+                "id": code,
+                "shortDescription": {"text": short},
+                "fullDescription": {"text": full},
+                "defaultConfiguration": {"level": level},
+            }
+        )
+    return descriptors
+
+
+def _region(start: tuple[int, int], end: tuple[int, int]) -> dict[str, int]:
+    return {"startLine": start[0], "startColumn": start[1] + 1, "endLine": end[0], "endColumn": end[1] + 1}
+
+
+def sarif(records: Sequence[Record]) -> dict[str, Any]:
+    descriptors = _rule_descriptors(record.diagnostic.code for record in records)
+    index = {descriptor["id"]: position for position, descriptor in enumerate(descriptors)}
+    results = []
+    for record in records:
+        diagnostic = record.diagnostic
+        location = {"artifactLocation": {"uri": record.path}}
+        result: dict[str, Any] = {
+            "ruleId": diagnostic.code,
+            "ruleIndex": index[diagnostic.code],
+            "level": _SARIF_LEVEL[diagnostic.severity],
+            "message": {"text": diagnostic.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        **location,
+                        "region": _region((diagnostic.line, diagnostic.col), diagnostic.end),
+                    }
+                }
+            ],
+        }
+        if diagnostic.fix is not None:
+            result["fixes"] = [
+                {
+                    "description": {"text": diagnostic.fix.description or f"{diagnostic.fix.safety} fix"},
+                    "artifactChanges": [
+                        {
+                            **location,
+                            "replacements": [
+                                {
+                                    "deletedRegion": _region(edit.start, edit.end),
+                                    "insertedContent": {"text": edit.replacement},
+                                }
+                                for edit in diagnostic.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    driver = {
+        "name": "ms-migrate",
+        "version": __version__,
+        "informationUri": "https://www.mindspore.cn/",
+        "rules": descriptors,
+    }
+    run = {"tool": {"driver": driver}, "results": results}
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -1,0 +1,139 @@
+"""The one seam every rule plugs into: a class in one file, found without being listed anywhere.
+
+A rule declares its code, title and kind (upgrade, downgrade or lint), the target versions it
+applies to, the byte tokens a file must contain for it to run at all, its reason codes and its
+examples (which are also its tests and its documentation), and a ``check`` that yields
+diagnostics from a ``FileContext``.
+
+Rules are discovered in the ``ms_migrate.rules`` package and in the folders listed in the
+``MS_MIGRATE_RULES_PATH`` environment variable (``os.pathsep``-separated), so a project can add
+its own lint rules without touching ms-migrate.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import ClassVar, Optional
+
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.versions import Version
+
+KINDS = ("upgrade", "downgrade", "lint")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """Targets from ``low`` (inclusive) up to ``high`` (exclusive); None leaves a side open."""
+
+    low: Optional[str] = None
+    high: Optional[str] = None
+
+    def __contains__(self, version: Version) -> bool:
+        if self.low is not None and version < Version.parse(self.low):
+            return False
+        return not (self.high is not None and version >= Version.parse(self.high))
+
+    def describe(self) -> str:
+        if self.low and self.high:
+            return f"MindSpore {self.low} up to (not including) {self.high}"
+        if self.low:
+            return f"MindSpore {self.low} and later"
+        if self.high:
+            return f"MindSpore before {self.high}"
+        return "every MindSpore version"
+
+
+@dataclass(frozen=True)
+class Example:
+    code: str
+    target: str = "2.10"
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Code the rule must accept (``valid``) and code it must flag (``invalid``)."""
+
+    valid: tuple[Example, ...] = ()
+    invalid: tuple[Example, ...] = ()
+
+
+class Rule:
+    code: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    kind: ClassVar[str] = "lint"
+    severity: ClassVar[Severity] = Severity.WARNING
+    targets: ClassVar[VersionRange] = VersionRange()
+    prefilter: ClassVar[tuple[str, ...]] = ()  # a file holding none of these is never parsed
+    reasons: ClassVar[dict[str, str]] = {}
+    examples: ClassVar[Examples] = Examples()
+
+    @property
+    def description(self) -> str:
+        return (type(self).__doc__ or "").strip()
+
+    def applies_to(self, text: str, target: Version) -> bool:
+        if target not in self.targets:
+            return False
+        return not self.prefilter or any(token in text for token in self.prefilter)
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    def diagnostic(self, node: object, message: str, fix: object = None) -> Diagnostic:
+        """A diagnostic at an ``ast`` node's position, with this rule's code and severity."""
+        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+        end = (getattr(node, "end_lineno", line) or line, getattr(node, "end_col_offset", col) or col)
+        return Diagnostic(self.code, line, col, end, message, self.severity, fix)  # type: ignore[arg-type]
+
+
+def _modules() -> Iterable[object]:
+    import ms_migrate.rules as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name != "base":
+            yield importlib.import_module(f"{package.__name__}.{info.name}")
+    for folder in filter(None, os.environ.get("MS_MIGRATE_RULES_PATH", "").split(os.pathsep)):
+        for path in sorted(Path(folder).glob("*.py")):
+            name = f"ms_migrate_user_rules.{path.stem}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                continue
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            yield module
+
+
+@cache
+def _discover(rules_path: str) -> tuple[Rule, ...]:
+    found: dict[str, Rule] = {}
+    for module in _modules():
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.code:
+                if value.kind not in KINDS:
+                    raise ValueError(f"rule {value.code}: kind must be one of {', '.join(KINDS)}")
+                if value.code in found and type(found[value.code]) is not value:
+                    raise ValueError(f"two rules claim the code {value.code}")
+                found[value.code] = value()
+    return tuple(sorted(found.values(), key=lambda rule: rule.code))
+
+
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, by code: the package's own and those in MS_MIGRATE_RULES_PATH."""
+    return _discover(os.environ.get("MS_MIGRATE_RULES_PATH", ""))
+
+
+def rule_for(code: str) -> Rule:
+    for rule in all_rules():
+        if rule.code == code.upper():
+            return rule
+    raise KeyError(code)

