@@ -25,7 +25,7 @@ from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
 from ms_migrate.verify.command import options_for_upgrade, show_verification, verify_command
-from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target
+from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -34,17 +34,33 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
     if value is None:
         return None
     try:
-        return Version.parse(value)
+        return parse_target(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from error
 
 
 def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Console) -> Version:
-    if explicit is not None:
-        return explicit
+    """The version to write code for: --target-version, else the project's lowest allowed one.
+
+    The tool never writes code that a version the project allows cannot run, so a pin without a
+    lower bound needs --target-version, and a --target-version above the lowest allowed warns.
+    """
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
+    if explicit is not None:
+        if detected is not None and detected.version is not None and explicit > detected.version:
+            err.print(
+                f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
+                f"the project allows ({detected.source}); the output may not run there",
+                markup=False,
+            )
+        return explicit
     if detected is not None:
-        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
+        if detected.version is None:
+            raise click.UsageError(
+                f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
+                "pass --target-version"
+            )
+        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})", markup=False)
         return detected.version
     target = default_target()
     err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
@@ -63,8 +79,18 @@ def _start(
     for path in missing:
         err.print(f"{path}: no such file or directory", markup=False)
     target = _resolve_target(target_version, paths, Console(quiet=True) if quiet else err)
-    files = list(sources.discover([path for path in paths if path.exists()], exclude))
-    return target, files, Summary(errors=len(missing))
+    named = {path for path in paths if path.is_file()}
+    files, refused = [], 0
+    for path in sources.discover([path for path in paths if path.exists()], exclude):
+        if path in named and not sources.is_python_source(path):
+            err.print(f"{path}: not a Python file or notebook; skipped", markup=False)
+            refused += 1
+            continue
+        files.append(path)
+    if not files and not missing and not refused:
+        shown = ", ".join(str(path) for path in paths)
+        err.print(f"warning: no Python files or notebooks found in {shown}", markup=False)
+    return target, files, Summary(errors=len(missing) + refused)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper
 
 from ms_migrate.analysis.grad_ops import Application, GradOpSite, ModuleAnalysis, analyse
 from ms_migrate.analysis.project import ProjectIndex
+from ms_migrate.context import FileContext
 from ms_migrate.findings import Finding, Kind, converted, left_alone, note
 from ms_migrate.plan import NetworkVarargs, Plan, plan_site
 from ms_migrate.rewrite import imports
@@ -80,13 +81,18 @@ def _varargs_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkV
 
 
 def _plan_module(
-    analysis: ModuleAnalysis, target: Version, project: ProjectIndex
+    analysis: ModuleAnalysis, target: Version, project: ProjectIndex, context: Optional[FileContext] = None
 ) -> tuple[list[Plan], list[Finding]]:
+    """Plans and findings for every site; a site whose creation or application line carries
+    `# ms-migrate: ignore[MS101]` (or `# noqa: MS101`) is neither rewritten nor reported."""
     plans: list[Plan] = []
     findings: list[Finding] = []
     touched: set[int] = set()
     lookup = _varargs_lookup(analysis, project)
     for site in analysis.sites:
+        lines = {site.line, *(application.line for application in site.applications)}
+        if context is not None and any(context.suppressed(MS101.ID, line) for line in lines):
+            continue
         outcome = plan_site(analysis, site, target, lookup)
         if isinstance(outcome, Finding):
             findings.append(outcome)
@@ -173,7 +179,8 @@ def _actionable(text: str, target: Version, project: ProjectIndex) -> list[Plan]
     if "GradOperation" not in text:
         return []
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
-    plans, _ = _plan_module(analyse(wrapper), target, project.with_local(text, project.local_path))
+    view = project.with_local(text, project.local_path)
+    plans, _ = _plan_module(analyse(wrapper), target, view, FileContext(text, target))
     return plans
 
 
@@ -191,8 +198,10 @@ def migrate_text(
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
     analysis = analyse(wrapper)
     project = project.with_local(text, path)
-    plans, findings = _plan_module(analysis, target, project)
+    context = FileContext(text, target, path)
+    plans, findings = _plan_module(analysis, target, project, context)
     new_module = _apply(analysis, plans, findings) if plans else None
+    findings = [finding for finding in findings if not context.suppressed(finding.code, finding.line)]
     findings = sorted(dict.fromkeys(findings), key=lambda finding: (finding.line, finding.kind.value))
     if new_module is None:
         return MigrationResult(text, findings)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+import pathspec
+
 from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
 
 SKIPPED_DIRECTORIES = frozenset(
@@ -104,15 +106,72 @@ def _excluded(path: Path, excludes: Iterable[str]) -> bool:
         or fnmatch.fnmatch(text, f"*/{pattern}")
         or fnmatch.fnmatch(text, f"{pattern}/*")
         or fnmatch.fnmatch(text, f"*/{pattern}/*")
-        for pattern in excludes
+        for pattern in (item.rstrip("/") or item for item in excludes)
     )
+
+
+class _GitIgnores:
+    """The .gitignore files that apply below a directory: its own, its parents' up to the
+    repository root, and those met while walking down; each matches relative to its folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        parents: list[Path] = []
+        for folder in (root, *root.parents):
+            parents.append(folder)
+            if (folder / ".git").exists():
+                break
+        else:
+            parents = [root]
+        for folder in reversed(parents):
+            self.add(folder)
+
+    def add(self, folder: Path) -> None:
+        ignore = folder / ".gitignore"
+        if not ignore.is_file():
+            return
+        try:
+            lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        self.specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """As git decides: the deepest .gitignore with a matching pattern wins (`!` re-includes)."""
+        decision = None
+        for folder, spec in self.specs:
+            try:
+                relative = path.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            result = spec.check_file(relative + "/" if is_dir else relative)
+            if result.include is not None:
+                decision = result.include
+        return bool(decision)
+
+
+def is_python_source(path: Path) -> bool:
+    """A .py file, a notebook, or an extensionless script with a python shebang (pre-commit's
+    `types: [python]` hands those over too)."""
+    if path.suffix in SUFFIXES:
+        return True
+    if path.suffix:
+        return False
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
 
 
 def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Path]:
     """Yield the ``.py`` files and notebooks under ``paths`` in a stable order.
 
-    A file named explicitly is always yielded (unless excluded), whatever its suffix, so that
-    pre-commit can hand us exactly the files it wants checked.
+    Skipped while walking: ``SKIPPED_DIRECTORIES``, ``*.egg-info``, virtual environments (a
+    ``pyvenv.cfg`` inside), what ``.gitignore`` files ignore, and ``excludes`` (globs; ``dir/``
+    names a directory). A file named explicitly is yielded unless excluded; the caller decides
+    whether it is a Python source (``is_python_source``).
     """
     excludes = tuple(excludes)
     seen: set[Path] = set()
@@ -122,8 +181,11 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 seen.add(root)
                 yield root
             continue
+        ignores = _GitIgnores(root.resolve())
         for directory, subdirs, files in os.walk(root):
             here = Path(directory)
+            if here != root:
+                ignores.add(here.resolve())
             subdirs[:] = sorted(
                 name
                 for name in subdirs
@@ -131,10 +193,16 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 and not name.endswith(".egg-info")
                 and not _is_virtualenv(here / name)
                 and not _excluded(here / name, excludes)
+                and not ignores.ignored((here / name).resolve(), is_dir=True)
             )
             for name in sorted(files):
                 path = here / name
-                if name.endswith(SUFFIXES) and not _excluded(path, excludes) and path not in seen:
+                if (
+                    name.endswith(SUFFIXES)
+                    and not _excluded(path, excludes)
+                    and path not in seen
+                    and not ignores.ignored(path.resolve(), is_dir=False)
+                ):
                     seen.add(path)
                     yield path
 

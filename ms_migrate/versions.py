@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version as PackagingVersion
 
 from ms_migrate.data import rules_path
 
@@ -54,62 +60,197 @@ def spelling_for(target: Version) -> Spelling:
     return Spelling(module=chosen["module"], sens=chosen["sens"])
 
 
-# A requirement on MindSpore or one of its device builds, as it appears in requirements files and
-# in pyproject dependency strings.
-_REQUIREMENT = re.compile(
-    r"""(?ix)^\s*["']?mindspore(?:[-_](?:gpu|ascend|cpu|dev))?\s*
-        (?:\[[^\]]*\])?\s*(?P<specs>(?:[<>=!~]=?=?\s*[\w.*]+\s*,?\s*)+)"""
+def known_versions() -> list[Version]:
+    return [Version.parse(text) for text in _table()["known_versions"]]
+
+
+def parse_target(text: str) -> Version:
+    """A ``--target-version``: one of the known release lines, written X.Y."""
+    known = known_versions()
+    listed = ", ".join(str(version) for version in known)
+    if not re.fullmatch(r"\d+\.\d+", text.strip()):
+        raise ValueError(f"not a MindSpore release line: {text!r} (write X.Y, one of {listed})")
+    version = Version.parse(text)
+    if version not in known:
+        raise ValueError(f"unknown MindSpore version {text} (known: {listed})")
+    return version
+
+
+# MindSpore and its device builds, as package names normalise (PEP 503).
+MINDSPORE_PACKAGES = frozenset(
+    {"mindspore", "mindspore-gpu", "mindspore-ascend", "mindspore-cpu", "mindspore-dev"}
 )
-_SPEC = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")
+_PATCHES = 100  # patch releases tried per line when a specifier names one (2.2.14 and the like)
 
 
 def lowest_allowed(specs: str) -> Optional[Version]:
-    """The lowest version a specifier set allows, or None if it sets no lower bound."""
-    lowest = None
-    for match in _SPEC.finditer(specs):
-        op, text = match.group("op"), match.group("version")
-        parts = [*text.split("."), "0"]
-        version = Version(int(parts[0]), int(parts[1]))
-        if op == ">" and len(text.split(".")) <= 2:
-            version = Version(version.major, version.minor + 1)
-        if op in ("==", "===", "~=", ">=", ">") and (lowest is None or version > lowest):
-            lowest = version
-    return lowest
+    """The lowest known release line a specifier set admits, or None if it sets no lower bound.
+
+    `>=2.2,<3` gives 2.2; `>1.8` gives 1.8 (1.8.1 is allowed); `<3` gives None: nothing says how
+    old the runtime may be, so the tool cannot choose a spelling by itself.
+    """
+    try:
+        specifier = SpecifierSet(specs)
+    except InvalidSpecifier:
+        return None
+    if not any(item.operator in (">=", ">", "==", "~=", "===") for item in specifier):
+        return None
+    for version in known_versions():
+        for patch in range(_PATCHES):
+            if specifier.contains(PackagingVersion(f"{version}.{patch}"), prereleases=True):
+                return version
+    return None
 
 
 @dataclass(frozen=True)
 class DetectedTarget:
-    version: Version
+    version: Optional[Version]  # None: MindSpore is pinned, but with no lower bound
     source: str  # where the version came from, for the user
 
 
-def _candidate_files(directory: Path) -> list[Path]:
-    files = [directory / "pyproject.toml", directory / "setup.cfg"]
-    files += sorted(directory.glob("requirements*.txt"))
-    return [path for path in files if path.is_file()]
+def _requirement(line: str) -> Optional[Requirement]:
+    line = line.split(" #", 1)[0].strip()
+    if not line or line.startswith(("#", "-")):
+        return None
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return None
+    return requirement if canonicalize_name(requirement.name) in MINDSPORE_PACKAGES else None
+
+
+def _requirements_file(path: Path, seen: set[Path]) -> list[tuple[str, str]]:
+    """(specifier, origin) for each MindSpore line of a requirements file, `-r` includes followed."""
+    path = path.resolve()
+    if path in seen or not path.is_file():
+        return []
+    seen.add(path)
+    found: list[tuple[str, str]] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for raw in lines:
+        line = raw.strip()
+        include = re.match(r"^(?:-r|--requirement)(?:\s+|=)(?P<file>\S+)", line)
+        if include:
+            found += _requirements_file(path.parent / include.group("file"), seen)
+            continue
+        requirement = _requirement(line)
+        if requirement is not None:
+            found.append((str(requirement.specifier), f"{path.name}: {line}"))
+    return found
+
+
+def _poetry_specifier(value: object) -> Optional[str]:
+    """Poetry's `^2.3`, `~2.3`, `2.3.*`, `>=2.2,<3` or `{version = ...}` as a PEP 440 specifier."""
+    if isinstance(value, dict):
+        value = value.get("version")
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    caret = re.fullmatch(r"\^(\d+)(?:\.(\d+))?(?:\.(\d+))?", value)
+    if caret:
+        major, minor = int(caret.group(1)), int(caret.group(2) or 0)
+        upper = f"{major + 1}" if major else f"0.{minor + 1}"
+        return f">={value[1:]},<{upper}"
+    tilde = re.fullmatch(r"~(\d+)\.(\d+)(?:\.\d+)?", value)
+    if tilde:
+        return f">={value[1:]},<{tilde.group(1)}.{int(tilde.group(2)) + 1}"
+    if re.fullmatch(r"\d+(\.\d+)*(\.\*)?", value):
+        return f"=={value}"
+    return value
+
+
+def _pyproject(path: Path) -> list[tuple[str, str]]:
+    try:
+        data = load_toml(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found: list[tuple[str, str]] = []
+    project = data.get("project", {})
+    groups = [project.get("dependencies", []), *project.get("optional-dependencies", {}).values()]
+    for group in groups:
+        for line in group if isinstance(group, list) else []:
+            requirement = _requirement(line) if isinstance(line, str) else None
+            if requirement is not None:
+                found.append((str(requirement.specifier), f"{path.name}: {line}"))
+    poetry = data.get("tool", {}).get("poetry", {})
+    groups_ = poetry.get("group", {}).values()
+    tables = [poetry.get("dependencies", {}), *(group.get("dependencies", {}) for group in groups_)]
+    for table in tables:
+        for name, value in table.items():
+            if canonicalize_name(name) in MINDSPORE_PACKAGES:
+                specifier = _poetry_specifier(value)
+                if specifier:
+                    found.append((specifier, f"{path.name}: {name} = {value!r}"))
+    return found
+
+
+def _setup_cfg(path: Path) -> list[tuple[str, str]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, OSError):
+        return []
+    found: list[tuple[str, str]] = []
+    values = [parser.get("options", "install_requires", fallback="")]
+    if parser.has_section("options.extras_require"):
+        values += [value for _, value in parser.items("options.extras_require")]
+    for value in values:
+        for line in value.splitlines():
+            requirement = _requirement(line)
+            if requirement is not None:
+                found.append((str(requirement.specifier), f"{path.name}: {line.strip()}"))
+    return found
+
+
+def _pins(folder: Path) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if (folder / "pyproject.toml").is_file():
+        found += _pyproject(folder / "pyproject.toml")
+    if (folder / "setup.cfg").is_file():
+        found += _setup_cfg(folder / "setup.cfg")
+    seen: set[Path] = set()
+    for path in [*sorted(folder.glob("requirements*.txt")), *sorted(folder.glob("requirements/*.txt"))]:
+        found += _requirements_file(path, seen)
+    return found
 
 
 def detect_target(start: Path) -> Optional[DetectedTarget]:
-    """Find the lowest MindSpore version the project at or above ``start`` allows."""
+    """The lowest MindSpore version the project at or above ``start`` allows.
+
+    Reads PEP 621 dependencies and optional-dependencies, Poetry dependencies, setup.cfg and
+    requirements files (`requirements*.txt`, `requirements/*.txt`, `-r` includes), for MindSpore
+    and its device builds, whatever their environment markers. The nearest folder with a pin
+    decides; the search stops at the repository root.
+    """
     directory = start.resolve()
     if directory.is_file():
         directory = directory.parent
     for folder in (directory, *directory.parents):
-        best: Optional[DetectedTarget] = None
-        for path in _candidate_files(folder):
-            try:
-                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
-                match = _REQUIREMENT.match(line.strip().lstrip("-").strip())
-                if not match:
-                    continue
-                version = lowest_allowed(match.group("specs"))
-                if version and (best is None or version < best.version):
-                    best = DetectedTarget(version, f"{path.name}: {line.strip().strip(',')}")
-        if best:
+        pins = _pins(folder)
+        if pins:
+            best: Optional[DetectedTarget] = None
+            for specifier, origin in pins:
+                version = lowest_allowed(specifier)
+                if version is None:
+                    if best is None:
+                        best = DetectedTarget(None, origin)
+                elif best is None or best.version is None or version < best.version:
+                    best = DetectedTarget(version, origin)
             return best
         if (folder / ".git").exists():
             break
     return None
+
+
+def load_toml(text: str) -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(str(error)) from error

@@ -100,7 +100,7 @@ def test_default_target_is_announced(tmp_path: Path) -> None:
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["upgrade"]).exit_code == 2
     bad = CliRunner().invoke(main, ["upgrade", "--target-version", "two", str(tmp_path)])
-    assert bad.exit_code == 2 and "not a MindSpore version" in bad.output
+    assert bad.exit_code == 2 and "not a MindSpore release line" in bad.output
     missing = CliRunner().invoke(main, ["upgrade", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no such file" in missing.output
 

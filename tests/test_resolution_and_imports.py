@@ -184,3 +184,23 @@ def test_forward_that_overwrites_a_grad_input_is_not_merged() -> None:
     result = migrate_text(source, Version(2, 10))
     assert "value_and_grad" not in result.text
     assert [finding.code for finding in result.findings] == ["MSR016"]
+
+
+def test_a_suppressed_site_is_neither_rewritten_nor_reported() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=True)  # ms-migrate: ignore[MS101]"
+    )
+    result = migrate_text(source, Version(2, 10))
+    assert result.text == source and result.findings == []
+    noqa = source.replace("# ms-migrate: ignore[MS101]", "# noqa: MS101")
+    assert migrate_text(noqa, Version(2, 10)).text == noqa
+    # Another code on the line suppresses nothing of MS101.
+    other = source.replace("# ms-migrate: ignore[MS101]", "# noqa: E501")
+    assert "value_and_grad" in migrate_text(other, Version(2, 10)).text
+
+
+def test_a_suppressed_left_alone_reason_is_not_reported() -> None:
+    source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
+        creation="C.GradOperation(get_by_list=flag)  # ms-migrate: ignore[MSR002]"
+    )
+    assert migrate_text(source, Version(2, 10)).findings == []

@@ -3,13 +3,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from ms_migrate.versions import Version, detect_target, lowest_allowed, spelling_for
+from ms_migrate.cli import main
+from ms_migrate.versions import Version, detect_target, lowest_allowed, parse_target, spelling_for
 
 
 @pytest.mark.parametrize(
     ("specs", "expected"),
-    [(">=2.2,<3", "2.2"), ("==1.10.1", "1.10"), ("~=2.3.0", "2.3"), (">1.8", "1.9"), ("<3", None)],
+    [
+        (">=2.2,<3", "2.2"),
+        ("==1.10.1", "1.10"),
+        ("~=2.3.0", "2.3"),
+        (">1.8", "1.8"),  # 1.8.1 is allowed
+        (">=2.2.14", "2.2"),
+        ("==2.*", "2.0"),
+        ("<3", None),  # no lower bound: the oldest runtime is unknown
+    ],
 )
 def test_lowest_allowed(specs: str, expected: str | None) -> None:
     version = lowest_allowed(specs)
@@ -24,8 +34,83 @@ def test_spelling_table() -> None:
     assert Version.parse("2.10") > Version.parse("2.9")
 
 
-def test_detect_from_pyproject(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = [\n  "mindspore>=2.5",\n]\n')
-    (tmp_path / "src").mkdir()
+@pytest.mark.parametrize("text", ["99.1", "2.0.1", "2", "latest"])
+def test_unknown_target_versions_are_refused_with_the_known_ones(text: str) -> None:
+    with pytest.raises(ValueError, match=r"2\.10"):
+        parse_target(text)
+    result = CliRunner().invoke(main, ["check", "--target-version", text, "."])
+    assert result.exit_code == 2 and "1.8, 1.9, 1.10, 2.0" in result.output
+
+
+def _detected(tmp_path: Path, files: dict[str, str]) -> Version | None:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (tmp_path / "src").mkdir(exist_ok=True)
     detected = detect_target(tmp_path / "src")
-    assert detected is not None and detected.version == Version(2, 5)
+    assert detected is not None
+    return detected.version
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"pyproject.toml": '[project]\ndependencies = [\n  "mindspore>=2.5",\n]\n'}, "2.5"),
+        ({"pyproject.toml": '[project]\ndependencies = ["numpy", "mindspore>=2.3,<2.9"]\n'}, "2.3"),
+        (
+            {
+                "pyproject.toml": "[project]\ndependencies = []\n"
+                '[project.optional-dependencies]\ngpu = ["mindspore-gpu==1.9.0"]\n'
+            },
+            "1.9",
+        ),
+        ({"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.9"\nmindspore = "^2.3"\n'}, "2.3"),
+        ({"pyproject.toml": '[tool.poetry.dependencies]\nmindspore = {version = "~2.6.0"}\n'}, "2.6"),
+        ({"setup.cfg": "[options]\ninstall_requires =\n    numpy\n    mindspore>=2.1\n"}, "2.1"),
+        ({"requirements/base.txt": "mindspore-ascend==2.4.1\n"}, "2.4"),
+        (
+            {
+                "requirements.txt": "-r requirements/common.txt\n",
+                "requirements/common.txt": "mindspore>=2.7\n",
+            },
+            "2.7",
+        ),
+        ({"requirements.txt": "mindspore-gpu==1.8.0; sys_platform == 'linux'\n"}, "1.8"),
+        ({"requirements.txt": "mindspore-cpu>=2.2  # CPU build\n"}, "2.2"),
+        ({"requirements.txt": "mindspore>=2.8\n", "requirements-old.txt": "mindspore==2.0.0\n"}, "2.0"),
+    ],
+    ids=[
+        "pep621",
+        "pep621-one-line",
+        "optional-dependencies",
+        "poetry-caret",
+        "poetry-table",
+        "setup-cfg",
+        "requirements-folder",
+        "include",
+        "marker",
+        "comment",
+        "lowest-wins",
+    ],
+)
+def test_detect_target_forms(tmp_path: Path, files: dict[str, str], expected: str) -> None:
+    assert str(_detected(tmp_path, files)) == expected
+
+
+def test_an_upper_bound_alone_needs_target_version(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("mindspore<3\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "a.py")])
+    assert result.exit_code == 2 and "no lower bound" in result.output and "--target-version" in result.output
+    explicit = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path / "a.py")])
+    assert explicit.exit_code == 0
+
+
+def test_target_above_the_lowest_allowed_warns(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("mindspore>=2.2\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path / "a.py")])
+    assert result.exit_code == 0
+    warning = "warning: target 2.8 is above MindSpore 2.2, the lowest version the project allows"
+    assert warning in result.output
