@@ -18,6 +18,7 @@ import click
 from rich.console import Console
 
 from ms_migrate import __version__, sources
+from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.findings import NOTES, REASONS, Kind
 from ms_migrate.lint import lint_text
 from ms_migrate.output import FORMATS, Record, render
@@ -73,15 +74,22 @@ def _start(
     exclude: tuple[str, ...],
     quiet: bool,
     err: Console,
-) -> tuple[Version, list[Path], Summary]:
-    """Report missing paths, settle the target version, and list the files to process."""
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+) -> tuple[Version, list[Path], Summary, Config]:
+    """Read the configuration, report missing paths, settle the target version, list the files."""
     missing = [path for path in paths if not path.exists()]
     for path in missing:
         err.print(f"{path}: no such file or directory", markup=False)
-    target = _resolve_target(target_version, paths, Console(quiet=True) if quiet else err)
+    try:
+        config = load_config(paths[0] if paths else Path.cwd()).with_flags(select, ignore, exclude)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    explicit = target_version or config.target_version
+    target = _resolve_target(explicit, paths, Console(quiet=True) if quiet else err)
     named = {path for path in paths if path.is_file()}
     files, refused = [], 0
-    for path in sources.discover([path for path in paths if path.exists()], exclude):
+    for path in sources.discover([path for path in paths if path.exists()], config.exclude):
         if path in named and not sources.is_python_source(path):
             err.print(f"{path}: not a Python file or notebook; skipped", markup=False)
             refused += 1
@@ -90,7 +98,7 @@ def _start(
     if not files and not missing and not refused:
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}", markup=False)
-    return target, files, Summary(errors=len(missing) + refused)
+    return target, files, Summary(errors=len(missing) + refused), config
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -111,6 +119,8 @@ def main() -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and left-alone sites.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (code prefixes; a,b).")
+@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these codes (a,b).")
 @click.option(
     "--verify",
     is_flag=True,
@@ -126,20 +136,24 @@ def upgrade(
     exclude: tuple[str, ...],
     jobs: int,
     quiet: bool,
+    select: tuple[str, ...],
+    ignore_codes: tuple[str, ...],
     verify: bool,
     allow_unverified: bool,
 ) -> None:
     """Rewrite GradOperation train steps into value_and_grad / grad."""
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary = _start(paths, target_version, exclude, quiet, err)
+    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     verify_exit = EXIT_OK
     try:
         if verify:
             options = options_for_upgrade(paths)
-            outcomes = upgrade_files_verified(files, target, not dry_run, options, allow_unverified, jobs)
+            outcomes = upgrade_files_verified(
+                files, target, not dry_run, options, allow_unverified, jobs, config
+            )
         else:
-            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs)
+            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config)
         for outcome in outcomes:
             display = str(outcome.path)
             if outcome.error:
@@ -170,6 +184,8 @@ main.add_command(verify_command)
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("-q", "--quiet", is_flag=True, help="Only findings to act on, and errors.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (code prefixes; a,b).")
+@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these codes (a,b).")
 @click.option(
     "--format",
     "fmt",
@@ -184,6 +200,8 @@ def check(
     exclude: tuple[str, ...],
     jobs: int,
     quiet: bool,
+    select: tuple[str, ...],
+    ignore_codes: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Lint only; write nothing. Report what `upgrade` would modernise and what the lint rules
@@ -193,10 +211,10 @@ def check(
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary = _start(paths, target_version, exclude, quiet, err)
+    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     records: list[Record] = []
     linted = 0
-    for outcome in upgrade_files(files, target, write=False, jobs=jobs):
+    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config):
         if outcome.error:
             summary.errors += 1
             err.print(outcome.error, markup=False)
@@ -207,6 +225,8 @@ def check(
                 records.append(Record(path, outcome.where(finding.line), finding.as_diagnostic()))
         if outcome.error is None:
             for diagnostic in lint_text(outcome.before, target, outcome.path):
+                if not config.enabled(diagnostic.code, outcome.path):
+                    continue
                 records.append(Record(path, outcome.where(diagnostic.line), diagnostic))
                 linted += 1
     sys.stdout.write(render(records, fmt))

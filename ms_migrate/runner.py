@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Optional
 
 from ms_migrate import sources
 from ms_migrate.analysis.project import ProjectIndex
-from ms_migrate.engine import ParseFailure, migrate_text
+from ms_migrate.config import NO_CONFIG, Config
+from ms_migrate.engine import MigrationResult, ParseFailure, migrate_text
 from ms_migrate.findings import Finding
+from ms_migrate.rules.ms101_grad_operation import ID as MS101_ID
 from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
@@ -54,13 +56,17 @@ def _set_project(paths: Sequence[Path]) -> None:
     _project = ProjectIndex(paths)
 
 
-def upgrade_file(path: Path, target: Version, write: bool) -> FileOutcome:
+def upgrade_file(path: Path, target: Version, write: bool, config: Config = NO_CONFIG) -> FileOutcome:
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
     try:
-        result = migrate_text(source.text, target, _project, path)
+        if config.enabled(MS101_ID, path):
+            result = migrate_text(source.text, target, _project, path)
+            result.findings = [item for item in result.findings if config.enabled(item.code, path)]
+        else:
+            result = MigrationResult(source.text)
     except ParseFailure as error:
         where = source.location(error.line)
         return FileOutcome(path, source.text, source.text, error=f"{path}:{where}: {error.message}")
@@ -79,9 +85,9 @@ def upgrade_file(path: Path, target: Version, write: bool) -> FileOutcome:
 
 
 def upgrade_files(
-    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1
+    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1, config: Config = NO_CONFIG
 ) -> Iterator[FileOutcome]:
-    work = partial(upgrade_file, target=target, write=write)
+    work = partial(upgrade_file, target=target, write=write, config=config)
     if jobs <= 1 or len(paths) < 2:
         _set_project(paths)
         yield from map(work, paths)
@@ -113,6 +119,7 @@ def upgrade_files_verified(
     options: VerifyOptions,
     allow_unverified: bool = False,
     jobs: int = 1,
+    config: Config = NO_CONFIG,
 ) -> Iterator[FileOutcome]:
     """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
 
@@ -121,7 +128,7 @@ def upgrade_files_verified(
     """
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
 
-    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs))
+    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs, config=config))
     changed = [outcome for outcome in outcomes if outcome.changed and outcome.path.suffix != ".ipynb"]
     for outcome in outcomes:
         if outcome.changed and outcome.path.suffix == ".ipynb":

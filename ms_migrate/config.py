@@ -1,0 +1,151 @@
+"""The project's ``[tool.ms-migrate]`` table in ``pyproject.toml``, and rule selection.
+
+    [tool.ms-migrate]
+    target-version = "2.3"                 # else: the lowest MindSpore the project allows
+    select = ["MS1", "MS201"]              # code prefixes; default: every rule
+    ignore = ["MSR006"]                    # rules, reason codes or notes not to report
+    exclude = ["third_party/", "*_pb2.py"]
+    per-file-ignores = { "tests/*" = ["MS201"] }
+
+    [tool.ms-migrate.verify]               # read by ms_migrate.verify.config, unchanged
+    factory = "verify_harness:build"
+
+Command-line flags win: ``--target-version``, ``--select`` and ``--ignore`` replace the table's
+values, ``--exclude`` adds to them. An unknown key or a value of the wrong kind is an error that
+names the key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ms_migrate.versions import Version, load_toml, parse_target
+
+KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Optional[Path] = None  # the folder of the pyproject.toml; None without one
+    source: str = ""
+    target_version: Optional[Version] = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def enabled(self, code: str, path: Optional[Path] = None) -> bool:
+        """Whether ``code`` is reported (and, for a rule, applied) in ``path``."""
+        code = code.upper()
+        # Reason codes and notes belong to MS101: selecting the rule keeps them.
+        owned = code.startswith(("MSR", "MSN")) and self.enabled("MS101", path)
+        if self.select and not any(code.startswith(prefix) for prefix in self.select) and not owned:
+            return False
+        if any(code.startswith(prefix) for prefix in self.ignore):
+            return False
+        return not (path is not None and any(code.startswith(prefix) for prefix in self._file_ignores(path)))
+
+    def _file_ignores(self, path: Path) -> Iterable[str]:
+        if not self.per_file_ignores:
+            return ()
+        try:
+            relative = path.resolve().relative_to(self.root).as_posix() if self.root else path.as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        codes: list[str] = []
+        for pattern, ignored in self.per_file_ignores.items():
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
+                codes += ignored
+        return codes
+
+    def with_flags(
+        self, select: Iterable[str] = (), ignore: Iterable[str] = (), exclude: Iterable[str] = ()
+    ) -> Config:
+        """Command-line flags over the table: select and ignore replace, exclude adds."""
+        select, ignore = _codes(select), _codes(ignore)
+        return Config(
+            self.root,
+            self.source,
+            self.target_version,
+            select or self.select,
+            ignore or self.ignore,
+            (*self.exclude, *exclude),
+            self.per_file_ignores,
+        )
+
+
+NO_CONFIG = Config()
+
+
+def _codes(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings, not {value!r}")
+    return tuple(value)
+
+
+def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Config:
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
+    target = None
+    if "target-version" in table:
+        value = table["target-version"]
+        try:
+            target = parse_target(str(value))
+        except ValueError as error:
+            raise ConfigError(f"{where}: target-version: {error}") from error
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes], not {per_file!r}")
+    per_file_ignores = {}
+    for pattern, codes in per_file.items():
+        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            raise ConfigError(f"{where}: per-file-ignores {pattern!r} must be a list of codes, not {codes!r}")
+        per_file_ignores[pattern] = _codes(codes)
+    if "verify" in table and not isinstance(table["verify"], dict):
+        raise ConfigError(f"{where}: verify must be a table")
+    return Config(
+        root=root,
+        source=where,
+        target_version=target,
+        select=_codes(_strings(table, "select", where)),
+        ignore=_codes(_strings(table, "ignore", where)),
+        exclude=_strings(table, "exclude", where),
+        per_file_ignores=per_file_ignores,
+    )
+
+
+def load_config(start: Path) -> Config:
+    """The nearest ``[tool.ms-migrate]`` table at or above ``start`` (stopping at the repository
+    root); an empty Config when there is none."""
+    directory = start.resolve()
+    if directory.is_file() or not directory.exists():
+        directory = directory.parent
+    for folder in (directory, *directory.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = load_toml(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                raise ConfigError(f"{candidate}: {error}") from error
+            table = data.get("tool", {}).get("ms-migrate")
+            if table is not None:
+                if not isinstance(table, dict):
+                    raise ConfigError(f"{candidate}: [tool.ms-migrate] must be a table")
+                return parse_config(table, folder, f"{candidate} [tool.ms-migrate]")
+        if (folder / ".git").exists():
+            break
+    return Config()

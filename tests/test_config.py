@@ -1,0 +1,78 @@
+"""[tool.ms-migrate] in pyproject.toml: keys, errors that name the key, and flags that win."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ms_migrate.cli import main
+from tests.fixture_cases import FIXTURES
+
+OLD_RUNTIME = "import mindspore as ms\nfn = ms.value_and_grad(net, None, w)\ng = ms.grad(net, position=0)\n"
+
+
+def _project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n[tool.ms-migrate]\n{table}")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "old_runtime.py").write_text(OLD_RUNTIME)
+    shutil.copy(FIXTURES / "ms101" / "cell_get_by_list.py", tmp_path / "src" / "legacy.py")
+    return tmp_path
+
+
+def _codes(output: str) -> list[str]:
+    return [line.split(": ")[1].split()[0] for line in output.splitlines() if line.startswith("/")]
+
+
+def test_target_select_and_ignore_from_the_table(tmp_path: Path) -> None:
+    project = _project(tmp_path, 'target-version = "1.9"\nignore = ["MS202"]\n')
+    result = CliRunner().invoke(main, ["check", str(project)])
+    assert result.exit_code == 1
+    assert sorted(set(_codes(result.stdout))) == ["MS101", "MS201"]
+    only = CliRunner().invoke(main, ["check", "--select", "MS2", str(project)])
+    assert sorted(set(_codes(only.stdout))) == ["MS201"]  # --select replaces select; the table's ignore stays
+    both = CliRunner().invoke(main, ["check", "--select", "MS2", "--ignore", "MS201", str(project)])
+    assert sorted(set(_codes(both.stdout))) == ["MS202"]
+
+
+def test_flags_override_the_table(tmp_path: Path) -> None:
+    project = _project(tmp_path, 'target-version = "1.9"\nselect = ["MS201"]\n')
+    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS201"}
+    flags = CliRunner().invoke(main, ["check", "--target-version", "2.10", "--select", "MS101", str(project)])
+    assert set(_codes(flags.stdout)) == {"MS101"}
+
+
+def test_per_file_ignores_and_exclude(tmp_path: Path) -> None:
+    project = _project(tmp_path, 'target-version = "1.9"\nper-file-ignores = { "src/old_*.py" = ["MS2"] }\n')
+    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS101"}
+    (tmp_path / "other").mkdir()
+    excluded = _project(tmp_path / "other", 'target-version = "1.9"\nexclude = ["legacy.py"]\n')
+    assert "MS101" not in _codes(CliRunner().invoke(main, ["check", str(excluded)]).stdout)
+
+
+def test_an_ignored_rule_is_not_applied_by_upgrade(tmp_path: Path) -> None:
+    project = _project(tmp_path, 'ignore = ["MS101"]\n')
+    before = (project / "src" / "legacy.py").read_text()
+    result = CliRunner().invoke(main, ["upgrade", str(project)])
+    assert result.exit_code == 0 and (project / "src" / "legacy.py").read_text() == before
+
+
+def test_unknown_keys_and_bad_values_name_the_key(tmp_path: Path) -> None:
+    for table, expected in [
+        ('target_version = "2.3"\n', "unknown key 'target_version'"),
+        ('target-version = "2.0.1"\n', "target-version: not a MindSpore release line"),
+        ('select = "MS101"\n', "select must be a list of strings"),
+        ('per-file-ignores = { "t/*" = "MS201" }\n', "per-file-ignores 't/*' must be a list of codes"),
+    ]:
+        folder = tmp_path / str(abs(hash(table)))
+        folder.mkdir()
+        project = _project(folder, table)
+        result = CliRunner().invoke(main, ["check", str(project)])
+        assert result.exit_code == 2 and expected in result.output, (table, result.output)
+        assert "[tool.ms-migrate]" in result.output
+
+
+def test_the_verify_table_still_lives_under_tool_ms_migrate(tmp_path: Path) -> None:
+    project = _project(tmp_path, '\n[tool.ms-migrate.verify]\nfactory = "harness:build"\nsteps = 2\n')
+    assert CliRunner().invoke(main, ["check", "--target-version", "2.10", str(project)]).exit_code == 1
