@@ -30,6 +30,8 @@ PREFILTER = re.compile(r"GradOperation|TrainOneStep|PipelineCell")
 
 
 class ParseFailure(Exception):
+    """The input cannot be processed; ``line`` is 0 when no line is to blame."""
+
     def __init__(self, message: str, line: int) -> None:
         super().__init__(message)
         self.message = message
@@ -48,6 +50,45 @@ class MigrationResult:
     @property
     def left_alone(self) -> int:
         return sum(finding.kind is Kind.LEFT_ALONE for finding in self.findings)
+
+
+# Deeper than this, libcst's native parser takes seconds per file and can overflow its stack
+# (a 50,000-term `a + a + ...` ended in signal 11); real code stays far below it.
+MAX_DEPTH = 1000
+
+
+def _depth(tree: ast.AST) -> int:
+    """The deepest nesting of the tree (iteratively: the tree may be deeper than the stack)."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def precheck(text: str) -> None:
+    """Raise ParseFailure for text Python itself would reject, or that is too deep to rewrite.
+
+    The cheap `ast` pass runs before libcst sees the text. It also compiles the tree: code that
+    parses but compiles in no Python (`break` outside a loop, a repeated argument name) is a
+    syntax error for the user to fix, not a failed rewrite.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
+    except (RecursionError, MemoryError) as error:
+        raise ParseFailure("too deeply nested to process", 0) from error
+    if _depth(tree) > MAX_DEPTH:
+        raise ParseFailure("too deeply nested to process", 0)
+    try:
+        compile(tree, "<input>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
+    except RecursionError as error:
+        raise ParseFailure("too deeply nested to process", 0) from error
 
 
 def parse(text: str) -> cst.Module:
@@ -194,6 +235,7 @@ def migrate_text(
     """
     if not PREFILTER.search(text):
         return MigrationResult(text)
+    precheck(text)
     project = project or ProjectIndex()
     wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
     analysis = analyse(wrapper)

@@ -116,9 +116,13 @@ def _dump(document: dict[str, Any], indent: Optional[int], trailing_newline: boo
     return text + "\n" if trailing_newline else text
 
 
-def _source_text(cell: dict[str, Any]) -> str:
+def _source_text(cell: dict[str, Any], index: int) -> str:
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookError(f"not a notebook: cell {index + 1} has a source that is not text")
 
 
 def parse_notebook(text: str) -> Notebook:
@@ -127,17 +131,22 @@ def parse_notebook(text: str) -> Notebook:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid notebook JSON: {error.msg} (line {error.lineno})") from error
+    except RecursionError as error:
+        raise NotebookError("not a notebook: its JSON is too deeply nested to read") from error
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a notebook: no list of cells")
     indent_match = re.search(r"\n( +)\"", text)
     indent = len(indent_match.group(1)) if indent_match else None
     trailing_newline = text.endswith("\n")
-    faithful = _dump(document, indent, trailing_newline) == text
+    try:
+        faithful = _dump(document, indent, trailing_newline) == text
+    except RecursionError:
+        faithful = False
     cells = []
     for index, raw in enumerate(document["cells"]):
         if not isinstance(raw, dict) or raw.get("cell_type") != "code":
             continue
-        source = _source_text(raw)
+        source = _source_text(raw, index)
         opaque = source.lstrip().startswith("%%")
         cells.append(Cell(index, source, opaque))
     return Notebook(document, tuple(cells), indent, trailing_newline, faithful)

@@ -68,8 +68,8 @@ def upgrade_file(path: Path, target: Version, write: bool, config: Config = NO_C
         else:
             result = MigrationResult(source.text)
     except ParseFailure as error:
-        where = source.location(error.line)
-        return FileOutcome(path, source.text, source.text, error=f"{path}:{where}: {error.message}")
+        where = f":{source.location(error.line)}" if error.line else ""
+        return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
     except RecursionError:
         return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
     outcome = FileOutcome(path, source.text, result.text, result.findings)
