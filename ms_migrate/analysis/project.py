@@ -332,7 +332,11 @@ class ProjectIndex:
         for path in self._calls.get(owner.name, []):
             if path == self._local_path:
                 continue
-            for local_name, calls in self._file(path).calls.items():
+            facts = self._file(path)
+            for local_name, calls in facts.calls.items():
+                original = facts.imports.get(local_name, ("", 0, local_name))[2]
+                if original != owner.name:
+                    continue  # only names that can mean this class need resolving
                 resolved = self.resolve(local_name, path)
                 if any(where == self._local_path and item.name == owner.name for where, item in resolved):
                     found += [(path, call) for call in calls]

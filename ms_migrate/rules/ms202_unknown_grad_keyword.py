@@ -57,7 +57,7 @@ class UnknownGradKeyword(Rule):
     kind = "lint"
     severity = Severity.ERROR
     targets = VersionRange(low="1.8")
-    prefilter = ("grad",)
+    prefilter = ("grad(",)
     examples = Examples(
         valid=(
             Example("import mindspore as ms\nfn = ms.grad(net, grad_position=0, weights=w)\n"),
