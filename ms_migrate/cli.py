@@ -22,7 +22,7 @@ from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.findings import NOTES, REASONS, Kind
 from ms_migrate.lint import lint_text
 from ms_migrate.output import FORMATS, Record, render
-from ms_migrate.report import Summary, finding_lines, print_diff, unified_diff
+from ms_migrate.report import Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
 from ms_migrate.verify.command import options_for_upgrade, show_verification, verify_command
@@ -122,6 +122,14 @@ def main() -> None:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (code prefixes; a,b).")
 @click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these codes (a,b).")
 @click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="How findings are shown: text on stderr (beside the diff), or json, sarif, github on stdout.",
+)
+@click.option(
     "--verify",
     is_flag=True,
     help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
@@ -138,6 +146,7 @@ def upgrade(
     quiet: bool,
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
+    fmt: str,
     verify: bool,
     allow_unverified: bool,
 ) -> None:
@@ -154,17 +163,27 @@ def upgrade(
             )
         else:
             outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config)
+        records: list[Record] = []
         for outcome in outcomes:
             display = str(outcome.path)
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
             summary.add(outcome.findings, outcome.changed and not outcome.held_back)
-            if dry_run and outcome.changed:
+            if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
-            for line in finding_lines(display, outcome.findings, not quiet, outcome.where):
-                err.print(line, markup=False)
+            shown = [
+                Record(display, outcome.where(finding.line), finding.as_diagnostic(converted_prefix=""))
+                for finding in outcome.findings
+                if finding.kind is Kind.LEFT_ALONE or not quiet
+            ]
+            if fmt == "text":
+                for line in render(shown, "text").splitlines():
+                    err.print(line, markup=False)
+            records += shown
             verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
+        if fmt != "text":
+            sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
         err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)

@@ -189,9 +189,9 @@ class Finding:
     def render(self, path: str, where: Optional[str] = None) -> str:
         return f"{path}:{where or self.line} {self.code} {self.message}"
 
-    def as_diagnostic(self) -> Diagnostic:
-        """For the shared output layer: a converted site reads "modernisable: ..."."""
-        message = f"modernisable: {self.message}" if self.kind is Kind.CONVERTED else self.message
+    def as_diagnostic(self, converted_prefix: str = "modernisable: ") -> Diagnostic:
+        """For the shared output layer; ``check`` says a converted site is "modernisable"."""
+        message = f"{converted_prefix}{self.message}" if self.kind is Kind.CONVERTED else self.message
         return Diagnostic(self.code, self.line, 0, (self.line, 0), message, Severity.INFO)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -33,19 +33,6 @@ def print_diff(console: Console, diff: str) -> None:
     for line in diff.splitlines():
         style = next((style for prefix, style in _DIFF_STYLES if line.startswith(prefix)), "")
         console.print(Text(line, style=style), soft_wrap=True)
-
-
-def finding_lines(
-    path: str,
-    findings: Iterable[Finding],
-    verbose: bool,
-    where: Callable[[int], str] = str,
-) -> list[str]:
-    shown = []
-    for finding in findings:
-        if finding.kind is Kind.LEFT_ALONE or verbose:
-            shown.append(finding.render(path, where(finding.line)))
-    return shown
 
 
 @dataclass

@@ -40,7 +40,7 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert after != before
     assert after["src/model.py"] == before["src/model.py"]
     assert after["src/custom_cell.py"] == before["src/custom_cell.py"]
-    assert "custom_cell.py:10 MSR006" in applied.stderr
+    assert "custom_cell.py:10:1: MSR006" in applied.stderr
 
     again = run("upgrade", "--dry-run", str(project))
     assert again.returncode == 0, again.stdout

@@ -36,7 +36,7 @@ def test_notebook_upgrade_rewrites_code_cells_only(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "tutorial.ipynb:cell 3:7 MS101" in result.output
+    assert "tutorial.ipynb:cell 3:7:1: MS101" in result.output
     after = cells(notebook)
     assert len(after) == len(before)
     assert "".join(after[1]["source"]) == (

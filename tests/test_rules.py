@@ -169,3 +169,19 @@ def test_json_and_github_outputs(tmp_path: Path) -> None:
     lines = _check(tmp_path, "github").splitlines()
     assert len(lines) == 3 and lines[2].startswith("::error file=")
     assert ",line=3,col=18,endLine=3,endColumn=28,title=MS202::grad() takes no `position=`" in lines[2]
+
+
+def test_upgrade_reports_through_the_same_layer(tmp_path: Path) -> None:
+    from tests.fixture_cases import FIXTURES
+
+    source = FIXTURES / "ms101" / "refuse_non_literal_flags.py"
+    (tmp_path / "flags.py").write_bytes(source.read_bytes())
+    text = CliRunner().invoke(main, ["upgrade", "--dry-run", "--target-version", "2.8", str(tmp_path)])
+    assert f"{tmp_path / 'flags.py'}:11:1: MSR002 " in text.output
+    sarif_run = CliRunner().invoke(
+        main, ["upgrade", "--dry-run", "--format", "sarif", "--target-version", "2.8", str(tmp_path)]
+    )
+    log = json.loads(sarif_run.stdout)
+    assert [result["ruleId"] for result in log["runs"][0]["results"]] == ["MSR002"]
+    described = log["runs"][0]["tool"]["driver"]["rules"][0]["shortDescription"]["text"]
+    assert described.startswith("GradOperation flags")
