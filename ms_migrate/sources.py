@@ -112,7 +112,11 @@ def _excluded(path: Path, excludes: Iterable[str]) -> bool:
 
 class _GitIgnores:
     """The .gitignore files that apply below a directory: its own, its parents' up to the
-    repository root, and those met while walking down; each matches relative to its folder."""
+    repository root, and those met while walking down; each matches relative to its folder.
+
+    A directory named on the command line is walked even when a parent's .gitignore ignores it
+    (as ruff does): the patterns that match the directory itself are dropped for that walk.
+    """
 
     def __init__(self, root: Path) -> None:
         self.specs: list[tuple[Path, pathspec.PathSpec]] = []
@@ -124,9 +128,9 @@ class _GitIgnores:
         else:
             parents = [root]
         for folder in reversed(parents):
-            self.add(folder)
+            self.add(folder, root)
 
-    def add(self, folder: Path) -> None:
+    def add(self, folder: Path, root: Optional[Path] = None) -> None:
         ignore = folder / ".gitignore"
         if not ignore.is_file():
             return
@@ -134,7 +138,17 @@ class _GitIgnores:
             lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return
-        self.specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        if root is not None and root != folder:
+            parts = root.relative_to(folder).parts
+            chain = ["/".join(parts[: index + 1]) + "/" for index in range(len(parts))]
+            kept = [
+                pattern
+                for pattern in spec.patterns
+                if not (pattern.include and any(pattern.match_file(path) for path in chain))
+            ]
+            spec = pathspec.GitIgnoreSpec(kept)
+        self.specs.append((folder, spec))
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         """As git decides: the deepest .gitignore with a matching pattern wins (`!` re-includes)."""

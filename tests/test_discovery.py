@@ -56,3 +56,16 @@ def test_no_files_found_is_a_warning(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["upgrade", str(tmp_path)])
     assert result.exit_code == 0
     assert f"warning: no Python files or notebooks found in {tmp_path}" in result.output
+
+
+def test_a_directory_named_on_the_command_line_is_walked_even_if_ignored(tmp_path: Path) -> None:
+    """`make example` works on a copy under the repository's ignored .example-run/."""
+    (tmp_path / ".git").mkdir()
+    ignored = {
+        ".gitignore": ".example-run/\n*_pb2.py\n",
+        ".example-run/p/a.py": "",
+        ".example-run/p/b_pb2.py": "",
+    }
+    _tree(tmp_path, ignored)
+    assert [path.name for path in sources.discover([tmp_path / ".example-run" / "p"])] == ["a.py"]
+    assert list(sources.discover([tmp_path])) == []
