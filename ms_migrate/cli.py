@@ -11,6 +11,7 @@ Exit codes (also in README.md):
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
@@ -101,6 +102,33 @@ def _start(
     return target, files, Summary(errors=len(missing) + refused), config
 
 
+def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options upgrade and check share: target, files, jobs, selection and output format."""
+    options = [
+        click.option(
+            "--target-version",
+            callback=_parse_version,
+            metavar="X.Y",
+            help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
+        ),
+        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
+        click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1)),
+        click.option("-q", "--quiet", is_flag=True, help=quiet_help),
+        click.option("--select", multiple=True, metavar="CODES", help="Only these rules (prefixes; a,b)."),
+        click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
+        click.option(
+            "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help=format_help
+        ),
+    ]
+
+    def apply(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ms-migrate")
 def main() -> None:
@@ -110,24 +138,9 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing.")
-@click.option(
-    "--target-version",
-    callback=_parse_version,
-    metavar="X.Y",
-    help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
-)
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
-@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("-q", "--quiet", is_flag=True, help="Only errors and left-alone sites.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (code prefixes; a,b).")
-@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these codes (a,b).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="How findings are shown: text on stderr (beside the diff), or json, sarif, github on stdout.",
+@_run_options(
+    quiet_help="Only errors and left-alone sites.",
+    format_help="How findings are shown: text on stderr (beside the diff), or json, sarif, github on stdout.",
 )
 @click.option(
     "--verify",
@@ -199,19 +212,9 @@ main.add_command(verify_command)
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--target-version", callback=_parse_version, metavar="X.Y", help="As for upgrade.")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable).")
-@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("-q", "--quiet", is_flag=True, help="Only findings to act on, and errors.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (code prefixes; a,b).")
-@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these codes (a,b).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
+@_run_options(
+    quiet_help="Only findings to act on, and errors.",
+    format_help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
 )
 def check(
     paths: tuple[Path, ...],
