@@ -17,6 +17,7 @@ import tempfile
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -95,7 +96,10 @@ class SourceFile:
 
 
 def _is_virtualenv(directory: Path) -> bool:
-    return (directory / "pyvenv.cfg").is_file()
+    try:
+        return (directory / "pyvenv.cfg").is_file()
+    except OSError:  # an unreadable directory: os.walk reports it
+        return False
 
 
 def _excluded(path: Path, excludes: Iterable[str]) -> bool:
@@ -164,6 +168,10 @@ class _GitIgnores:
         return bool(decision)
 
 
+def _note_unreadable(found: list[Path], error: OSError) -> None:
+    found.append(Path(error.filename))
+
+
 def is_python_source(path: Path) -> bool:
     """A .py file, a notebook, or an extensionless script with a python shebang (pre-commit's
     `types: [python]` hands those over too)."""
@@ -196,7 +204,8 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 yield root
             continue
         ignores = _GitIgnores(root.resolve())
-        for directory, subdirs, files in os.walk(root):
+        unreadable: list[Path] = []
+        for directory, subdirs, files in os.walk(root, onerror=partial(_note_unreadable, unreadable)):
             here = Path(directory)
             if here != root:
                 ignores.add(here.resolve())
@@ -219,6 +228,8 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 ):
                     seen.add(path)
                     yield path
+        # Reported by read_source ("a directory that cannot be read"), after the readable files.
+        yield from (directory for directory in unreadable if directory not in seen)
 
 
 def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
@@ -240,9 +251,21 @@ def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
 
 
 def read_source(path: Path) -> SourceFile:
+    """Read a regular file. A symbolic link is not followed (replacing it would turn it into a
+    copy), and FIFOs, devices and directories are never opened (a FIFO would block the run)."""
+    try:
+        info = path.lstat()
+    except OSError as error:
+        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    if stat.S_ISLNK(info.st_mode):
+        raise SourceError(path, "a symbolic link; not followed (run on its target)")
+    if stat.S_ISDIR(info.st_mode):
+        raise SourceError(path, "a directory that cannot be read")
+    if not stat.S_ISREG(info.st_mode):
+        raise SourceError(path, "not a regular file; skipped")
     try:
         raw = path.read_bytes()
-        mode = stat.S_IMODE(path.stat().st_mode)
+        mode = stat.S_IMODE(info.st_mode)
     except OSError as error:
         raise SourceError(path, f"cannot read: {error.strerror or error}") from error
     if path.suffix == ".ipynb":
@@ -273,6 +296,11 @@ def write_source(source: SourceFile, new_text: str) -> None:
     # Root may write anything; a file without write bits is still the user's "do not touch".
     if not os.access(source.path, os.W_OK) or not source.mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise SourceError(source.path, "file is read-only; left unchanged")
+    try:
+        if source.path.read_bytes() != source.raw:
+            raise SourceError(source.path, "changed on disk during the run; left unchanged")
+    except OSError as error:
+        raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{source.path.name}.", suffix=".tmp", dir=directory)
     except OSError as error:

@@ -106,3 +106,35 @@ def test_discovery_skips_tool_directories(tmp_path: Path) -> None:
     assert found == ["pkg/a.py", "pkg/sub/h.py"]
     excluded = [p.relative_to(tmp_path).as_posix() for p in sources.discover([tmp_path], ["sub"])]
     assert excluded == ["pkg/a.py"]
+
+
+def test_special_files_and_symlinks_are_reported_not_opened(tmp_path: Path) -> None:
+    import os
+
+    from click.testing import CliRunner
+
+    from ms_migrate.cli import main
+
+    os.mkfifo(tmp_path / "pipe.py")  # opening it would block the run forever
+    (tmp_path / "zero.py").symlink_to("/dev/zero")  # reading it would never end
+    outside = tmp_path.parent / f"{tmp_path.name}_outside.py"
+    outside.write_text("x = 1\n")
+    (tmp_path / "linked.py").symlink_to(outside)
+    (tmp_path / "good.py").write_text("y = 2\n")
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.10", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'pipe.py'}: not a regular file; skipped" in result.output
+    assert f"{tmp_path / 'zero.py'}: a symbolic link; not followed" in result.output
+    assert (tmp_path / "linked.py").is_symlink() and outside.read_text() == "x = 1\n"
+    assert "3 files could not be processed" in result.output
+
+
+def test_a_file_edited_during_the_run_is_left_as_the_user_left_it(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text("x = 1\n")
+    source = sources.read_source(path)
+    path.write_text("x = 2  # the user's edit\n")
+    with pytest.raises(sources.SourceError, match="changed on disk during the run; left unchanged"):
+        sources.write_source(source, "x = 3\n")
+    assert path.read_text() == "x = 2  # the user's edit\n"
+    assert not list(tmp_path.glob(".*.tmp"))
