@@ -167,6 +167,9 @@ def upgrade(
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    if not dry_run:
+        for stale in sources.remove_stale_temporaries(paths):
+            err.print(f"{stale}: removed a temporary file left by an interrupted run", markup=False)
     verify_exit = EXIT_OK
     try:
         if verify:

@@ -6,8 +6,11 @@ order the files were given so output is stable.
 
 from __future__ import annotations
 
+import ctypes
 import os
-from collections.abc import Iterator, Sequence
+import signal
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -56,7 +59,8 @@ def _set_project(paths: Sequence[Path]) -> None:
     _project = ProjectIndex(paths)
 
 
-def upgrade_file(path: Path, target: Version, write: bool, config: Config = NO_CONFIG) -> FileOutcome:
+def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG) -> FileOutcome:
+    """Read and migrate one file; nothing is written here (workers never touch the user's files)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
@@ -75,41 +79,66 @@ def upgrade_file(path: Path, target: Version, write: bool, config: Config = NO_C
     outcome = FileOutcome(path, source.text, result.text, result.findings)
     if source.notebook is not None:
         outcome.locations = {finding.line: source.location(finding.line) for finding in result.findings}
-    if write and outcome.changed:
-        try:
-            sources.write_source(source, result.text)
-            outcome.written = True
-        except sources.SourceError as error:
-            outcome.error = str(error)
     return outcome
 
 
-def upgrade_files(
-    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1, config: Config = NO_CONFIG
-) -> Iterator[FileOutcome]:
-    work = partial(upgrade_file, target=target, write=write, config=config)
-    if jobs <= 1 or len(paths) < 2:
-        _set_project(paths)
-        yield from map(work, paths)
-        return
-    workers = min(jobs, len(paths), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_set_project, initargs=(list(paths),)) as pool:
-        yield from pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 8)))
-
-
-# --- upgrade --verify (ms_migrate.verify) ---------------------------------------------------------
-
-
-def _write_verified(outcome: FileOutcome) -> None:
+def write_outcome(outcome: FileOutcome) -> None:
+    """Write a migrated file, in the parent process only, if it still holds what was migrated."""
     try:
         source = sources.read_source(outcome.path)
         if source.text != outcome.before:
-            outcome.error = f"{outcome.path}: changed on disk during verification; left unchanged"
+            outcome.error = f"{outcome.path}: changed on disk during the run; left unchanged"
             return
         sources.write_source(source, outcome.after)
         outcome.written = True
     except sources.SourceError as error:
         outcome.error = str(error)
+
+
+def _worker_start(paths: Sequence[Path]) -> None:
+    """Pool initializer: die with the parent (Linux), then learn the run's files."""
+    _die_with_parent()
+    _set_project(paths)
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG: a worker whose parent is killed (even with SIGKILL) is killed too."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call: nothing will signal us
+        os._exit(1)
+
+
+def upgrade_files(
+    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1, config: Config = NO_CONFIG
+) -> Iterator[FileOutcome]:
+    """Migrate ``paths`` (in a pool when ``jobs`` > 1) and, when ``write``, write each changed
+    file from this process as its result arrives."""
+    work = partial(upgrade_file, target=target, config=config)
+    if jobs <= 1 or len(paths) < 2:
+        _set_project(paths)
+        results: Iterator[FileOutcome] = map(work, paths)
+        yield from _written(results, write)
+        return
+    workers = min(jobs, len(paths), os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(list(paths),)) as pool:
+        chunks = max(1, len(paths) // (workers * 8))
+        yield from _written(pool.map(work, paths, chunksize=chunks), write)
+
+
+def _written(outcomes: Iterable[FileOutcome], write: bool) -> Iterator[FileOutcome]:
+    for outcome in outcomes:
+        if write and outcome.changed:
+            write_outcome(outcome)
+        yield outcome
+
+
+# --- upgrade --verify (ms_migrate.verify) ---------------------------------------------------------
 
 
 def upgrade_files_verified(
@@ -135,7 +164,7 @@ def upgrade_files_verified(
             # Importing a notebook runs all of its cells (training loops included): not verified.
             if allow_unverified:
                 if write:
-                    _write_verified(outcome)
+                    write_outcome(outcome)
             else:
                 outcome.held_back = "not written: notebooks are not verified by execution"
     reports = verify_many([(outcome.path, outcome.before, outcome.after) for outcome in changed], options)
@@ -144,5 +173,5 @@ def upgrade_files_verified(
         if not report.ok and not allow_unverified:
             outcome.held_back = f"not written: {report.summary()}"
         elif write:
-            _write_verified(outcome)
+            write_outcome(outcome)
     yield from outcomes

@@ -12,8 +12,10 @@ import contextlib
 import fnmatch
 import io
 import os
+import re
 import stat
 import tempfile
+import time
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -48,6 +50,11 @@ SKIPPED_DIRECTORIES = frozenset(
     }
 )
 SUFFIXES = (".py", ".ipynb")
+# Temporary files are `.NAME.XXXXXXXX.ms-migrate.tmp` beside the file being replaced. A run killed
+# between creating and renaming one leaves it behind; the next writing run removes it.
+TEMPORARY_SUFFIX = ".ms-migrate.tmp"
+_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX) + "$")
+STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
 
 
 class SourceError(Exception):
@@ -166,6 +173,28 @@ class _GitIgnores:
             if result.include is not None:
                 decision = result.include
         return bool(decision)
+
+
+def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
+    """Delete the temporary files an interrupted run left under ``paths``; only ours, by name,
+    and only once they are old enough not to belong to a run still going on."""
+    removed: list[Path] = []
+    now = time.time()
+    for root in paths:
+        if not root.is_dir():
+            continue
+        for directory, subdirs, files in os.walk(root):
+            subdirs[:] = [name for name in subdirs if name not in SKIPPED_DIRECTORIES]
+            for name in files:
+                path = Path(directory) / name
+                if not _TEMPORARY.match(name):
+                    continue
+                with contextlib.suppress(OSError):
+                    info = path.lstat()
+                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_AFTER_S:
+                        path.unlink()
+                        removed.append(path)
+    return removed
 
 
 def _note_unreadable(found: list[Path], error: OSError) -> None:
@@ -302,7 +331,8 @@ def write_source(source: SourceFile, new_text: str) -> None:
     except OSError as error:
         raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{source.path.name}.", suffix=".tmp", dir=directory)
+        prefix = f".{source.path.name}."
+        handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=directory)
     except OSError as error:
         raise SourceError(source.path, f"cannot write next to the file: {error.strerror}") from error
     try:
