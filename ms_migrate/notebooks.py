@@ -45,7 +45,7 @@ class Notebook:
         for cell in self.cells:
             parts.append(CELL_MARKER.format(index=cell.index))
             if not cell.opaque and cell.source:
-                parts.append("\n".join(_hide_magic(line) for line in cell.source.split("\n")))
+                parts.append("\n".join(_hide_magics(cell.source.split("\n"))))
         return "\n".join(parts) + "\n"
 
     def cell_of_line(self, line: int, text: Optional[str] = None) -> tuple[int, int]:
@@ -79,11 +79,59 @@ class Notebook:
         return _dump(document, self.indent, self.trailing_newline)
 
 
-def _hide_magic(line: str) -> str:
-    match = _MAGIC.match(line)
-    if not match:
-        return line
-    return f"{match.group(1)}{_MAGIC_PREFIX}{match.group(2)}"
+def _hide_magics(lines: list[str]) -> list[str]:
+    """Lines with magics turned into marked comments. Only a line that starts a statement can
+    be a magic: `!= b` or `% n` continuing a bracketed or backslash-continued line is Python."""
+    hidden = []
+    scanner = _Continuation()
+    for line in lines:
+        match = _MAGIC.match(line) if scanner.at_statement_start else None
+        if match:
+            hidden.append(f"{match.group(1)}{_MAGIC_PREFIX}{match.group(2)}")
+            continue
+        hidden.append(line)
+        scanner.feed(line)
+    return hidden
+
+
+class _Continuation:
+    """Just enough of Python's tokenizer to know whether the next line continues a statement:
+    open brackets, a trailing backslash, or an open triple-quoted string."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.backslash = False
+        self.triple: Optional[str] = None
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and not self.backslash and self.triple is None
+
+    def feed(self, line: str) -> None:
+        index, end = 0, len(line)
+        while index < end:
+            if self.triple is not None:
+                close = line.find(self.triple, index)
+                if close < 0:
+                    break
+                self.triple, index = None, close + 3
+                continue
+            char = line[index]
+            if char == "#":
+                break
+            if char in "\"'":
+                if line.startswith(char * 3, index):
+                    self.triple, index = char * 3, index + 3
+                    continue
+                index += 1
+                while index < end and line[index] != char:
+                    index += 2 if line[index] == "\\" else 1
+            elif char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            index += 1
+        self.backslash = self.triple is None and line.rstrip().endswith("\\") and "#" not in line
 
 
 def _show_magic(line: str) -> str:

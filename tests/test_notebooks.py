@@ -94,3 +94,24 @@ def test_upgrade_verify_never_runs_a_notebook(tmp_path: Path) -> None:
         main, ["upgrade", "--verify", "--allow-unverified", "--target-version", "2.8", str(notebook)]
     )
     assert forced.exit_code == 0 and "value_and_grad" in notebook.read_text(encoding="utf-8")
+
+
+def test_continuation_lines_starting_like_magics_stay_python() -> None:
+    from ms_migrate.notebooks import parse_notebook
+
+    source = [
+        "ok = (a\n",
+        "      != b)\n",
+        "y = 10 \\\n",
+        "    % 3\n",
+        'doc = """\n',
+        "!not a magic inside a string\n",
+        '"""\n',
+        "!pip install mindspore\n",
+        "%time f()",
+    ]
+    notebook = parse_notebook(json.dumps({"cells": [{"cell_type": "code", "source": source}]}, indent=1))
+    text = notebook.virtual_text()
+    assert "      != b)" in text and "    % 3" in text and "!not a magic inside a string" in text
+    assert "# ms-migrate magic: !pip install mindspore" in text and "# ms-migrate magic: %time f()" in text
+    compile(text.replace("%time", "time"), "<cell>", "exec")
