@@ -79,6 +79,12 @@ def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG) -> Fil
     outcome = FileOutcome(path, source.text, result.text, result.findings)
     if source.notebook is not None:
         outcome.locations = {finding.line: source.location(finding.line) for finding in result.findings}
+        if outcome.changed:
+            # Whether the notebook can be written is known now: --dry-run says what upgrade would.
+            try:
+                source.encode(result.text)
+            except sources.SourceError as error:
+                outcome.after, outcome.error = source.text, str(error)
     return outcome
 
 

@@ -67,6 +67,9 @@ def test_notebook_in_another_json_layout_is_left_alone(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "unusual JSON layout" in result.output
     assert notebook.read_bytes() == original
+    # The preview says the same: not "would change" (exit 1), but cannot be written (exit 2).
+    preview = CliRunner().invoke(main, ["upgrade", "--dry-run", "--target-version", "2.8", str(notebook)])
+    assert preview.exit_code == 2 and "unusual JSON layout" in preview.output and "+++" not in preview.output
 
 
 def test_broken_notebook_is_reported(tmp_path: Path) -> None:
