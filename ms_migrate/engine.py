@@ -248,6 +248,12 @@ def migrate_text(
     if new_module is None:
         return MigrationResult(text, findings)
     new_text = new_module.code
+    for ending in ("\r\n", "\r", "\n"):
+        # libcst drops the final newline of a file whose lines end in a bare CR.
+        if text.endswith(ending):
+            if not new_text.endswith(ending):
+                new_text += ending
+            break
     problem = _validate(new_text, target, project)
     if problem:
         kept = [finding for finding in findings if finding.kind is Kind.LEFT_ALONE]

@@ -138,3 +138,19 @@ def test_a_file_edited_during_the_run_is_left_as_the_user_left_it(tmp_path: Path
         sources.write_source(source, "x = 3\n")
     assert path.read_text() == "x = 2  # the user's edit\n"
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_cr_only_file_keeps_its_final_cr(tmp_path: Path) -> None:
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+    from tests.fixture_cases import FIXTURES
+
+    legacy = (FIXTURES / "ms101" / "cell_get_by_list.py").read_text()
+    path = tmp_path / "old_mac.py"
+    path.write_bytes(legacy.replace("\n", "\r").encode())
+    source = sources.read_source(path)
+    result = migrate_text(source.text, Version(2, 10))
+    assert result.converted == 1
+    sources.write_source(source, result.text)
+    data = path.read_bytes()
+    assert data.endswith(b"opt)\r") and b"\n" not in data
