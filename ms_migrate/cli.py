@@ -21,7 +21,6 @@ from rich.console import Console
 from ms_migrate import __version__, sources
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.findings import NOTES, REASONS, Kind
-from ms_migrate.lint import lint_text
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.report import Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
@@ -239,7 +238,7 @@ def check(
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     records: list[Record] = []
     linted = 0
-    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config):
+    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config, lint=True):
         if outcome.error:
             summary.errors += 1
             err.print(outcome.error, markup=False)
@@ -248,12 +247,8 @@ def check(
         for finding in outcome.findings:
             if finding.kind is Kind.CONVERTED or (finding.kind is Kind.LEFT_ALONE and not quiet):
                 records.append(Record(path, outcome.where(finding.line), finding.as_diagnostic()))
-        if outcome.error is None:
-            for diagnostic in lint_text(outcome.before, target, outcome.path):
-                if not config.enabled(diagnostic.code, outcome.path):
-                    continue
-                records.append(Record(path, outcome.where(diagnostic.line), diagnostic))
-                linted += 1
+        records += [Record(path, outcome.where(item.line), item) for item in outcome.diagnostics]
+        linted += len(outcome.diagnostics)
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
         err.print(

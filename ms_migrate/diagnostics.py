@@ -43,9 +43,6 @@ class Diagnostic:
     severity: Severity
     fix: Optional[Fix] = None
 
-    def render(self, path: str) -> str:
-        return f"{path}:{self.line}:{self.col + 1}: {self.code} {self.message}"
-
 
 def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
     """``text`` with non-overlapping ``edits`` applied (later ones first, so positions hold)."""

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Optional
 from ms_migrate import sources
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.config import NO_CONFIG, Config
+from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import MigrationResult, ParseFailure, migrate_text
 from ms_migrate.findings import Finding
+from ms_migrate.lint import lint_text
 from ms_migrate.rules.ms101_grad_operation import ID as MS101_ID
 from ms_migrate.versions import Version
 
@@ -35,6 +37,7 @@ class FileOutcome:
     before: str = ""
     after: str = ""
     findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # lint rules (check only)
     error: Optional[str] = None
     written: bool = False
     verification: Optional[VerificationReport] = None  # upgrade --verify only
@@ -59,8 +62,9 @@ def _set_project(paths: Sequence[Path]) -> None:
     _project = ProjectIndex(paths)
 
 
-def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG) -> FileOutcome:
-    """Read and migrate one file; nothing is written here (workers never touch the user's files)."""
+def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG, lint: bool = False) -> FileOutcome:
+    """Read and migrate one file, and run the lint rules on it when ``lint``; nothing is written
+    here (workers never touch the user's files)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
@@ -77,8 +81,13 @@ def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG) -> Fil
     except RecursionError:
         return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
     outcome = FileOutcome(path, source.text, result.text, result.findings)
+    if lint:
+        outcome.diagnostics = [
+            item for item in lint_text(source.text, target, path) if config.enabled(item.code, path)
+        ]
     if source.notebook is not None:
-        outcome.locations = {finding.line: source.location(finding.line) for finding in result.findings}
+        lines = {item.line for item in [*result.findings, *outcome.diagnostics]}
+        outcome.locations = {line: source.location(line) for line in lines}
         if outcome.changed:
             # Whether the notebook can be written is known now: --dry-run says what upgrade would.
             try:
@@ -121,11 +130,16 @@ def _die_with_parent() -> None:
 
 
 def upgrade_files(
-    paths: Sequence[Path], target: Version, write: bool, jobs: int = 1, config: Config = NO_CONFIG
+    paths: Sequence[Path],
+    target: Version,
+    write: bool,
+    jobs: int = 1,
+    config: Config = NO_CONFIG,
+    lint: bool = False,
 ) -> Iterator[FileOutcome]:
     """Migrate ``paths`` (in a pool when ``jobs`` > 1) and, when ``write``, write each changed
     file from this process as its result arrives."""
-    work = partial(upgrade_file, target=target, config=config)
+    work = partial(upgrade_file, target=target, config=config, lint=lint)
     if jobs <= 1 or len(paths) < 2:
         _set_project(paths)
         results: Iterator[FileOutcome] = map(work, paths)

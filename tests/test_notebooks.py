@@ -118,3 +118,15 @@ def test_continuation_lines_starting_like_magics_stay_python() -> None:
     assert "      != b)" in text and "    % 3" in text and "!not a magic inside a string" in text
     assert "# ms-migrate magic: !pip install mindspore" in text and "# ms-migrate magic: %time f()" in text
     compile(text.replace("%time", "time"), "<cell>", "exec")
+
+
+def test_lint_findings_in_a_notebook_point_at_their_cell(tmp_path: Path) -> None:
+    cells = [
+        {"cell_type": "code", "source": ["import mindspore as ms\n"]},
+        {"cell_type": "code", "source": ["x = 1\n", "fn = ms.grad(net, position=0)\n"]},
+    ]
+    notebook = tmp_path / "lint.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(notebook)])
+    assert result.exit_code == 1
+    assert f"{notebook}:cell 1:2:19: MS202" in result.output, result.output
