@@ -11,7 +11,7 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Optional
@@ -28,7 +28,6 @@ class FileContext:
     text: str
     target: Version
     path: Optional[Path] = None
-    _cache: dict = field(default_factory=dict, repr=False)
 
     @cached_property
     def tree(self) -> ast.Module:

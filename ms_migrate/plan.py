@@ -18,6 +18,7 @@ from ms_migrate.analysis.grad_ops import (
     GradOpSite,
     ModuleAnalysis,
     Statement,
+    code_of,
     other_set_grad,
     same_arguments,
     same_code,
@@ -516,15 +517,16 @@ def _plan_application(
     notes: list[str] = []
     other = other_set_grad(analysis, net, application.function)
     if other is not None:
-        return left_alone(line, "MSR016", f"set_grad() is called on {_code(other)}, not on {_code(net)}")
+        return left_alone(line, "MSR016", f"set_grad() is called on {code_of(other)}, not on {code_of(net)}")
     separate_forward = _calls_network_in(application.function, net, skip=application.outer)
     if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
         application, net, inputs
     ):
-        return left_alone(line, "MSR016", f"{_code(net)} runs a forward here that cannot merge with the grad")
+        detail = f"{code_of(net)} runs a forward here that cannot merge with the grad"
+        return left_alone(line, "MSR016", detail)
     if scaled:
         if not set_grad:
-            return left_alone(line, "MSR014", f"set_grad() is not called on {_code(net)} (target {target})")
+            return left_alone(line, "MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
         if forward is None or not forward.carried or not isinstance(forward.target, cst.Name):
             return left_alone(
                 line, "MSR014", "the forward call and the sens fill cannot move next to the grad call"
@@ -537,7 +539,7 @@ def _plan_application(
     if varargs is True and not scaled:
         if separate_forward and forward is None:
             why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
-            return left_alone(line, "MSR015", f"{_code(net)} also runs a separate forward here, {why}")
+            return left_alone(line, "MSR015", f"{code_of(net)} also runs a separate forward here, {why}")
         packed = len(inputs) == 1 and inputs[0].star == "*"
         if any(arg.star for arg in inputs) and not packed:
             return left_alone(line, "MSR015", "mixed starred and plain inputs")
@@ -580,10 +582,6 @@ def _plan_application(
     if forward is not None:
         plan.removals.extend([forward.statement, *forward.carried])
     return plan
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _takes_varargs(function: Optional[cst.FunctionDef]) -> bool:

@@ -262,13 +262,8 @@ class _Collector(cst.CSTVisitor):
                 key = (id(owner), attribute.attr.value)
                 self._attributes_by_owner.setdefault(key, []).append((owner, attribute))
             for node in self.class_defs:
-                for base in node.bases:
-                    value = base.value
-                    base_name = getattr(value, "value", None)
-                    if isinstance(value, cst.Attribute):
-                        base_name = value.attr.value
-                    if isinstance(base_name, str):
-                        self._subclasses.setdefault(base_name, []).append(node)
+                for base_name in base_names(node):
+                    self._subclasses.setdefault(base_name, []).append(node)
         assert self._subclasses is not None
         found = list(self._attributes_by_owner.get((id(class_def), name), []))
         for subclass in self._subclasses.get(class_def.name.value, []):
@@ -377,7 +372,7 @@ def _collect_uses(analysis: ModuleAnalysis, site: GradOpSite, collector: _Collec
                 continue
             if owner is site.class_def:
                 _add_use(analysis, site, attribute)
-            elif owner is not None and _inherits_from(owner, site.class_def.name.value):
+            else:  # a subclass applies the op too
                 site.inherited_use = True
                 site.escapes.append(analysis.line_of(attribute))
         return
@@ -408,13 +403,16 @@ def _is_load(analysis: ModuleAnalysis, name: cst.Name) -> bool:
     return not isinstance(parent, cst.AssignTarget)
 
 
-def _inherits_from(class_def: cst.ClassDef, base_name: str) -> bool:
+def base_names(class_def: cst.ClassDef) -> list[str]:
+    """The last name of each base: `TrainOneStepCell` for `nn.TrainOneStepCell`."""
+    names = []
     for base in class_def.bases:
         value = base.value
-        name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
-        if name == base_name:
-            return True
-    return False
+        if isinstance(value, cst.Attribute):
+            names.append(value.attr.value)
+        elif isinstance(value, cst.Name):
+            names.append(value.value)
+    return names
 
 
 def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: cst.BaseExpression) -> None:
@@ -497,9 +495,7 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
         key = (id(owner), attribute.attr.value)
         if key in created or key in assigned:
             continue
-        for base in owner.bases:
-            value = base.value
-            name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", "")
+        for name in base_names(owner):
             if name in TRAIN_ONE_STEP_FAMILY:
                 analysis.inherited.append(InheritedUse(analysis.line_of(attribute), owner.name.value, name))
                 break
@@ -507,6 +503,15 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
 
 # Bases whose __init__ calls `self.network.set_grad()` (MindSpore 2.x nn/wrap/cell_wrapper.py).
 SET_GRAD_BASES = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+
+
+def _assigned_in_class(class_def: cst.ClassDef, attribute: cst.Attribute) -> list[cst.BaseExpression]:
+    """The values assigned to ``self.<attr>`` in the methods of ``class_def``."""
+    values: list[cst.BaseExpression] = []
+    for method in class_def.body.body:
+        if isinstance(method, cst.FunctionDef):
+            values += _assigned_from(method, attribute)
+    return values
 
 
 def _assigned_from(function: cst.FunctionDef, attribute: cst.Attribute) -> list[cst.BaseExpression]:
@@ -540,14 +545,7 @@ def set_grad_on(
         if class_def is None:
             return False
         assert isinstance(net, cst.Attribute)
-        methods = [
-            statement
-            for statement in class_def.body.body
-            if isinstance(statement, cst.FunctionDef)
-        ]
-        sources: list[cst.BaseExpression] = [
-            value for method in methods for value in _assigned_from(method, net)
-        ]
+        sources = _assigned_in_class(class_def, net)
         for call in analysis.set_grad_calls:
             if analysis.enclosing(call, cst.ClassDef) is not class_def:
                 continue
@@ -558,14 +556,9 @@ def set_grad_on(
                 and all(isinstance(value, cst.Name) and value.value == receiver.value for value in sources)
             ):
                 return True
-        inherited = {
-            getattr(base.value, "attr", base.value).value  # type: ignore[union-attr]
-            for base in class_def.bases
-            if isinstance(base.value, (cst.Name, cst.Attribute))
-        }
         return (
             net.attr.value == "network"
-            and bool(inherited & SET_GRAD_BASES)
+            and bool(set(base_names(class_def)) & SET_GRAD_BASES)
             and all(isinstance(value, cst.Name) for value in sources)
         )
     if isinstance(net, cst.Name):
@@ -592,11 +585,10 @@ def _sources(class_def: Optional[cst.ClassDef], node: cst.BaseExpression) -> lis
         or not (isinstance(node.value, cst.Name) and node.value.value == "self")
     ):
         return [node]
-    methods = [item for item in class_def.body.body if isinstance(item, cst.FunctionDef)]
-    return [value for method in methods for value in _assigned_from(method, node)] or [node]
+    return _assigned_in_class(class_def, node) or [node]
 
 
-def _code_of(node: cst.CSTNode) -> str:
+def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
@@ -614,7 +606,7 @@ def other_set_grad(
     """
     class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
     net_sources = _sources(class_def, net)
-    net_code = _code_of(net)
+    net_code = code_of(net)
     built_from: set[str] = set()
     for source in net_sources:
         built_from |= variable_names(source) - {"self"}
@@ -627,8 +619,8 @@ def other_set_grad(
         if class_def is None and analysis.enclosing(call, cst.FunctionDef) not in (None, function):
             continue
         for source in _sources(class_def, receiver):
-            code = _code_of(source)
-            if any(code == _code_of(item) for item in net_sources):
+            code = code_of(source)
+            if any(code == code_of(item) for item in net_sources):
                 continue  # the network itself, under its __init__ name
             if code.startswith(net_code + ".") or _root_name(source) in built_from:
                 return receiver
