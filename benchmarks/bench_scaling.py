@@ -4,7 +4,7 @@ parse of the same text in the same process.
 Run: .venv/bin/python benchmarks/bench_scaling.py
 
 Goal: linear. The ratio (migrate / parse) stays flat from 1k to 50k lines; before the per-name
-indexes in analysis/grad_ops.py, a 50,000-line file with 3,572 sites took 336 s, quadratic in
+indexes in rules/ms101/analysis.py, a 50,000-line file with 3,572 sites took 336 s, quadratic in
 the number of sites.
 """
 

@@ -10,6 +10,7 @@ Exit codes (also in README.md):
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,8 +21,8 @@ from rich.console import Console
 
 from ms_migrate import __version__, sources
 from ms_migrate.config import Config, ConfigError, load_config
-from ms_migrate.findings import NOTES, REASONS, Kind
 from ms_migrate.output import FORMATS, Record, render
+from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
@@ -166,6 +167,7 @@ def upgrade(
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         for stale in sources.remove_stale_temporaries(paths):
             err.print(f"{stale}: removed a temporary file left by an interrupted run", markup=False)
@@ -184,13 +186,13 @@ def upgrade(
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
-            summary.add(outcome.findings, outcome.changed and not outcome.held_back)
+            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed and not outcome.held_back)
             if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             shown = [
-                Record(display, outcome.where(finding.line), finding.as_diagnostic(converted_prefix=""))
-                for finding in outcome.findings
-                if finding.kind is Kind.LEFT_ALONE or not quiet
+                Record(display, outcome.where(item.line), item)
+                for item in outcome.diagnostics
+                if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
             ]
             if fmt == "text":
                 for line in render(shown, "text").splitlines():
@@ -236,31 +238,40 @@ def check(
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    reasons, notes = all_reasons(), all_notes()
+    rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
-    linted = 0
-    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config, lint=True):
+    linted = modernisable = 0
+    modernisable_files: set[Path] = set()
+    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config):
         if outcome.error:
             summary.errors += 1
             err.print(outcome.error, markup=False)
-        summary.add(outcome.findings, outcome.changed)
+        summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
         path = str(outcome.path)
-        for finding in outcome.findings:
-            if finding.kind is Kind.CONVERTED or (finding.kind is Kind.LEFT_ALONE and not quiet):
-                records.append(Record(path, outcome.where(finding.line), finding.as_diagnostic()))
-        records += [Record(path, outcome.where(item.line), item) for item in outcome.diagnostics]
-        linted += len(outcome.diagnostics)
+        for item in outcome.diagnostics:
+            if item.code in notes or (item.code in reasons and quiet):
+                continue
+            if item.code in rewriters:
+                # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
+                item = dataclasses.replace(item, message=f"modernisable: {item.message}")
+                modernisable += 1
+                modernisable_files.add(outcome.path)
+            else:
+                linted += item.code not in reasons
+            records.append(Record(path, outcome.where(item.line), item))
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
         err.print(
-            f"{summary.converted} modernisable site{'s' * (summary.converted != 1)} "
-            f"in {summary.files_changed} file{'s' * (summary.files_changed != 1)}, "
+            f"{modernisable} modernisable site{'s' * (modernisable != 1)} "
+            f"in {len(modernisable_files)} file{'s' * (len(modernisable_files) != 1)}, "
             f"{linted} lint finding{'s' * (linted != 1)} "
             f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)",
             markup=False,
         )
     if summary.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_CHANGES if summary.converted or linted else EXIT_OK)
+    sys.exit(EXIT_CHANGES if modernisable or linted else EXIT_OK)
 
 
 @main.command("rules")
@@ -268,10 +279,10 @@ def list_rules() -> None:
     """List the rules and the reason codes for sites left alone."""
     for rule in all_rules():
         click.echo(f"{rule.code}  {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
-    for code, reason in REASONS.items():
+    for code, reason in all_reasons().items():
         click.echo(f"{code}  {reason.slug}: {reason.summary}")
-    for code, text in NOTES.items():
-        click.echo(f"{code}  note: {text}")
+    for code, note in all_notes().items():
+        click.echo(f"{code}  note: {note.text}")
 
 
 @main.command()
@@ -279,12 +290,13 @@ def list_rules() -> None:
 def explain(code: str) -> None:
     """Explain a rule (MS101) or a reason code (MSR003)."""
     code = code.upper()
-    if code in REASONS:
-        reason = REASONS[code]
+    reasons, notes = all_reasons(), all_notes()
+    if code in reasons:
+        reason = reasons[code]
         click.echo(f"{code} ({reason.slug}): {reason.summary}\n\n{reason.explanation}")
         return
-    if code in NOTES:
-        click.echo(f"{code}: {NOTES[code]}")
+    if code in notes:
+        click.echo(f"{code}: {notes[code].text}")
         return
     try:
         rule = rule_for(code)

@@ -2,7 +2,8 @@
 
 A rule that only reads asks for ``tree`` (``ast``: about 9 times faster to build than a libcst
 module). Names resolve through the module's own imports (``qualified_name``), without libcst
-metadata. Suppression comments are read once per file.
+metadata. Suppression comments are read once per file. ``cst`` (libcst with metadata) is for a
+rule that rewrites; the engine's precheck has already rejected text Python would not accept.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.versions import Version
+
+if TYPE_CHECKING:
+    from libcst.metadata import MetadataWrapper
 
 ALL = "*"
 _IGNORE = re.compile(r"#\s*ms-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
@@ -28,11 +33,21 @@ class FileContext:
     text: str
     target: Version
     path: Optional[Path] = None
+    project: ProjectIndex = field(default_factory=ProjectIndex)  # the other files of the run
 
     @cached_property
     def tree(self) -> ast.Module:
         """The ``ast`` tree; raises SyntaxError for text that does not parse."""
         return ast.parse(self.text)
+
+    @cached_property
+    def cst(self) -> MetadataWrapper:
+        """The libcst module, wrapped for metadata; raises ParseFailure."""
+        from libcst.metadata import MetadataWrapper
+
+        from ms_migrate.parsing import parse
+
+        return MetadataWrapper(parse(self.text), unsafe_skip_copy=True)
 
     @cached_property
     def imports(self) -> dict[str, str]:

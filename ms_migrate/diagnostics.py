@@ -6,6 +6,7 @@ sarif, github): the output layer (``ms_migrate.output``) renders nothing else.
 
 from __future__ import annotations
 
+import difflib
 import enum
 from dataclasses import dataclass
 from typing import Optional
@@ -58,3 +59,15 @@ def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
     for edit in sorted(edits, key=lambda item: item.start, reverse=True):
         result = result[: offset(edit.start)] + edit.replacement + result[offset(edit.end) :]
     return result
+
+
+def edits_between(before: str, after: str) -> tuple[Edit, ...]:
+    """Whole-line edits that turn ``before`` into ``after`` (for a rule that rewrites a tree and
+    prints it: its fix is reported, and applied, like any other)."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return tuple(
+        Edit((i1 + 1, 0), (i2 + 1, 0), "".join(new[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    )

@@ -1,276 +1,170 @@
-"""The upgrade pipeline for one file's text: prefilter, analyse, plan, rewrite, validate.
+"""Running rules over one file's text: select, prefilter, check, drop suppressed, fix, validate.
 
-Pure: text in, text and findings out. Nothing here reads or writes files.
+Pure: text in, text and diagnostics out. Nothing here reads or writes files. The engine knows no
+rule by name: each declares its kind, targets and prefilter tokens, and yields diagnostics whose
+fixes are text edits. A file that no selected rule's prefilter matches is never parsed.
 """
 
 from __future__ import annotations
 
-import ast
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
-from ms_migrate.analysis.grad_ops import Application, GradOpSite, ModuleAnalysis, analyse
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
-from ms_migrate.findings import Finding, Kind, converted, left_alone, note
-from ms_migrate.plan import NetworkVarargs, Plan, plan_site
-from ms_migrate.rewrite import imports
-from ms_migrate.rewrite.transform import FORWARD_NAME, SCALED_FORWARD_NAME, StatementEditor, new_statements
-from ms_migrate.rules import ms101_grad_operation as MS101
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits
+from ms_migrate.parsing import ParseFailure, precheck
+from ms_migrate.reasons import INTERNAL_ERROR, all_notes, all_reasons
+from ms_migrate.rules.base import Rule, all_rules
 from ms_migrate.versions import Version
 
-# Files that mention neither GradOperation nor a base class that creates one cannot hold a site;
-# most of a model zoo is skipped here, before any parsing.
-PREFILTER = re.compile(r"GradOperation|TrainOneStep|PipelineCell")
+__all__ = ["FileResult", "ParseFailure", "migrate_text", "rules_of_kind", "run_rules"]
 
-
-class ParseFailure(Exception):
-    """The input cannot be processed; ``line`` is 0 when no line is to blame."""
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
+# What `upgrade` (and `check`, which reports what upgrade would do) runs: the upgrade rules, and
+# the lint rules, whose exact fixes make code run on the target.
+UPGRADE_KINDS = ("upgrade", "lint")
 
 
 @dataclass
-class MigrationResult:
+class FileResult:
     text: str
-    findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # positions in the input text
+    fixed: list[Diagnostic] = field(default_factory=list)  # those whose fix is in ``text``
 
     @property
     def converted(self) -> int:
-        return sum(finding.kind is Kind.CONVERTED for finding in self.findings)
+        return len(self.fixed)
 
     @property
     def left_alone(self) -> int:
-        return sum(finding.kind is Kind.LEFT_ALONE for finding in self.findings)
+        reasons = all_reasons()
+        return sum(item.code in reasons for item in self.diagnostics)
 
 
-# Deeper than this, libcst's native parser takes seconds per file and can overflow its stack
-# (a 50,000-term `a + a + ...` ended in signal 11); real code stays far below it.
-MAX_DEPTH = 1000
+def rules_of_kind(kinds: Sequence[str]) -> tuple[Rule, ...]:
+    return tuple(rule for rule in all_rules() if rule.kind in kinds)
 
 
-def _depth(tree: ast.AST) -> int:
-    """The deepest nesting of the tree (iteratively: the tree may be deeper than the stack)."""
-    deepest = 0
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest
+def run_rules(
+    text: str,
+    target: Version,
+    rules: Sequence[Rule],
+    project: Optional[ProjectIndex] = None,
+    path: Optional[Path] = None,
+    fix: bool = True,
+) -> FileResult:
+    """Diagnostics of ``rules`` for ``text`` on ``target``, and the text with their fixes when
+    ``fix``.
 
-
-def precheck(text: str) -> None:
-    """Raise ParseFailure for text Python itself would reject, or that is too deep to rewrite.
-
-    The cheap `ast` pass runs before libcst sees the text. It also compiles the tree: code that
-    parses but compiles in no Python (`break` outside a loop, a repeated argument name) is a
-    syntax error for the user to fix, not a failed rewrite.
+    Fixes that overlap an earlier one are not applied (their diagnostics stay). The fixed text
+    must compile and be a fixed point under the same rules, so a second run changes nothing;
+    otherwise nothing is applied and MSR099 says why. Raises ParseFailure for text that Python
+    rejects or that is too deep to process.
     """
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as error:
-        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
-    except (RecursionError, MemoryError) as error:
-        raise ParseFailure("too deeply nested to process", 0) from error
-    if _depth(tree) > MAX_DEPTH:
-        raise ParseFailure("too deeply nested to process", 0)
-    try:
-        compile(tree, "<input>", "exec", dont_inherit=True)
-    except SyntaxError as error:
-        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
-    except RecursionError as error:
-        raise ParseFailure("too deeply nested to process", 0) from error
-
-
-def parse(text: str) -> cst.Module:
-    try:
-        return cst.parse_module(text)
-    except Exception as error:  # ParserSyntaxError, and plain exceptions from the tokenizer
-        # Python's own message and line are the ones users know from their interpreter.
-        try:
-            ast.parse(text)
-        except SyntaxError as syntax_error:
-            message = f"syntax error: {syntax_error.msg}"
-            raise ParseFailure(message, syntax_error.lineno or 1) from error
-        line = getattr(error, "raw_line", 1)
-        raise ParseFailure(f"cannot parse: {getattr(error, 'message', error)}", line) from error
-
-
-def _varargs_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkVarargs:
-    def network_varargs(
-        site: GradOpSite, application: Application, net: cst.BaseExpression
-    ) -> Optional[bool]:
-        if not (
-            isinstance(net, cst.Attribute) and isinstance(net.value, cst.Name) and net.value.value == "self"
-        ):
-            return None
-        owner = analysis.enclosing(application.function, cst.ClassDef) if application.function else None
-        if not isinstance(owner, cst.ClassDef):
-            return None
-        return project.attribute_varargs(owner.name.value, net.attr.value)
-
-    return network_varargs
-
-
-def _plan_module(
-    analysis: ModuleAnalysis, target: Version, project: ProjectIndex, context: Optional[FileContext] = None
-) -> tuple[list[Plan], list[Finding]]:
-    """Plans and findings for every site; a site whose creation or application line carries
-    `# ms-migrate: ignore[MS101]` (or `# noqa: MS101`) is neither rewritten nor reported."""
-    plans: list[Plan] = []
-    findings: list[Finding] = []
-    touched: set[int] = set()
-    lookup = _varargs_lookup(analysis, project)
-    for site in analysis.sites:
-        lines = {site.line, *(application.line for application in site.applications)}
-        if context is not None and any(context.suppressed(MS101.ID, line) for line in lines):
-            continue
-        outcome = plan_site(analysis, site, target, lookup)
-        if isinstance(outcome, Finding):
-            findings.append(outcome)
-            continue
-        statements = [{id(statement.line) for statement in plan.touched} for plan in outcome]
-        combined = set().union(*statements)
-        if combined & touched or sum(map(len, statements)) != len(combined):
-            findings.append(left_alone(site.line, "MSR004", "shares statements with another site"))
-            continue
-        touched |= combined
-        plans.extend(outcome)
-    for use in analysis.inherited:
-        findings.append(left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}"))
-    return plans, findings
-
-
-def _free_name(base: str, taken: set[str]) -> str:
-    name, counter = base, 1
-    while name in taken:
-        counter += 1
-        name = f"{base}_{counter}"
-    taken.add(name)
-    return name
-
-
-def _apply(analysis: ModuleAnalysis, plans: list[Plan], findings: list[Finding]) -> Optional[cst.Module]:
-    module = analysis.module
-    module_names = imports.all_names(module)
-    before = imports.loaded_names(module)
-    replacements: dict[int, list[cst.BaseStatement]] = {}
-    removals: set[int] = set()
-    pending_import: Optional[str] = None
-    applied = 0
-    by_site: dict[int, list[Plan]] = {}
-    for plan in plans:
-        by_site.setdefault(id(plan.site), []).append(plan)
-    for site_plans in by_site.values():
-        # All of a site's applications, or none: the creation goes with the first one.
-        references = [
-            imports.module_reference(
-                analysis.resolver,
-                module_names,
-                plan.module,
-                analysis.scopes_of(plan.application.outer),
-                pending_import,
-            )
-            for plan in site_plans
-        ]
-        if any(reference is None for reference in references):
-            findings.append(left_alone(site_plans[0].site.line, "MSR011", "no free name for mindspore"))
-            continue
-        for plan, reference in zip(site_plans, references):
-            assert reference is not None
-            pending_import = reference.new_import or pending_import
-            function = f"{reference.expression}.{plan.function_name}"
-            helper = ""
-            if plan.scaled_by is not None:
-                helper = _free_name(SCALED_FORWARD_NAME, module_names)
-            elif plan.wrapper:
-                helper = _free_name(FORWARD_NAME, module_names)
-            statement = plan.application.statement
-            assert statement is not None
-            replacements[id(statement.line)] = new_statements(plan, function, module, helper)
-            removals |= {id(removed.line) for removed in plan.removals}
-            findings.append(converted(plan.site.line, MS101.ID, MS101.describe(plan, function)))
-            findings.extend(note(plan.site.line, code) for code in plan.notes)
-            applied += 1
-    if not applied:
-        return None
-    new_module = module.visit(StatementEditor(replacements, removals))
-    if pending_import is not None:
-        new_module = imports.add_import(new_module, pending_import)
-    candidates = {
-        name
-        for name, binding in analysis.resolver.imports.items()
-        if binding.qualified.split(".")[0] == "mindspore"
-    }
-    return imports.remove_unused_imports(new_module, candidates, before)
-
-
-def _actionable(text: str, target: Version, project: ProjectIndex) -> list[Plan]:
-    # Only GradOperation creations become plans (inherited uses are refusals), so text without
-    # the name needs no second analysis.
-    if "GradOperation" not in text:
-        return []
-    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
-    view = project.with_local(text, project.local_path)
-    plans, _ = _plan_module(analyse(wrapper), target, view, FileContext(text, target))
-    return plans
+    applicable = [rule for rule in rules if rule.applies_to(text, target)]
+    if not applicable:
+        return FileResult(text)
+    project = project or ProjectIndex()
+    diagnostics = _collect(_context(text, target, path, project), applicable)
+    fixes = _non_overlapping(diagnostics) if fix else []
+    if not fixes:
+        return FileResult(text, diagnostics)
+    new_text = apply_edits(text, tuple(edit for item in fixes for edit in item.edits))
+    problem = _validate(new_text, target, applicable, path, project)
+    fixed = [item for item in diagnostics if item.fix in fixes]
+    if problem is None:
+        return FileResult(new_text, diagnostics, fixed)
+    rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
+    notes = all_notes()
+    kept = [
+        item
+        for item in diagnostics
+        if item.code not in notes and not (item in fixed and item.code in rewriters)
+    ]
+    return FileResult(text, _ordered([*kept, INTERNAL_ERROR.at(min(item.line for item in fixed), problem)]))
 
 
 def migrate_text(
     text: str, target: Version, project: Optional[ProjectIndex] = None, path: Optional[Path] = None
-) -> MigrationResult:
-    """Upgrade GradOperation sites in ``text`` for MindSpore ``target``.
+) -> FileResult:
+    """What ``upgrade`` makes of ``text`` for MindSpore ``target``, with every rule it runs.
 
     ``project`` knows the other files of the run (network classes defined and built there);
     without it only this file is consulted. ``path`` is where ``text`` lives among them.
     """
-    if not PREFILTER.search(text):
-        return MigrationResult(text)
-    precheck(text)
-    project = project or ProjectIndex()
-    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
-    analysis = analyse(wrapper)
-    project = project.with_local(text, path)
-    context = FileContext(text, target, path)
-    plans, findings = _plan_module(analysis, target, project, context)
-    new_module = _apply(analysis, plans, findings) if plans else None
-    findings = [finding for finding in findings if not context.suppressed(finding.code, finding.line)]
-    findings = sorted(dict.fromkeys(findings), key=lambda finding: (finding.line, finding.kind.value))
-    if new_module is None:
-        return MigrationResult(text, findings)
-    new_text = new_module.code
-    for ending in ("\r\n", "\r", "\n"):
-        # libcst drops the final newline of a file whose lines end in a bare CR.
-        if text.endswith(ending):
-            if not new_text.endswith(ending):
-                new_text += ending
-            break
-    problem = _validate(new_text, target, project)
-    if problem:
-        kept = [finding for finding in findings if finding.kind is Kind.LEFT_ALONE]
-        first = min(plan.site.line for plan in plans)
-        return MigrationResult(text, [*kept, left_alone(first, "MSR099", problem)])
-    return MigrationResult(new_text, findings)
+    return run_rules(text, target, rules_of_kind(UPGRADE_KINDS), project, path)
 
 
-def _validate(new_text: str, target: Version, project: ProjectIndex) -> Optional[str]:
+def _context(text: str, target: Version, path: Optional[Path], project: ProjectIndex) -> FileContext:
+    context = FileContext(text, target, path, project)
+    context.__dict__["tree"] = precheck(text)  # the checked tree is the one rules read
+    return context
+
+
+def _collect(context: FileContext, rules: Sequence[Rule]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for rule in rules:
+        try:
+            diagnostics = list(rule.check(context))
+        except ParseFailure:
+            raise
+        except RecursionError as error:
+            raise ParseFailure("too deeply nested to process", 0) from error
+        except Exception as error:  # a bug in one rule costs its findings for this file, not the run
+            found.append(INTERNAL_ERROR.at(1, f"rule {rule.code} failed: {type(error).__name__}: {error}"))
+            continue
+        found += [item for item in diagnostics if not context.suppressed(item.code, item.line)]
+    return _ordered(found)
+
+
+def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Unique, by line; on a line a rule's own finding first, then reasons, then notes."""
+    reasons, notes = all_reasons(), all_notes()
+
+    def key(item: Diagnostic) -> tuple[int, int, int, str]:
+        group = 2 if item.code in notes else 1 if item.code in reasons else 0
+        return (item.line, group, item.col, item.code)
+
+    return sorted(dict.fromkeys(diagnostics), key=key)
+
+
+def _overlaps(edit: Edit, taken: list[Edit]) -> bool:
+    # Touching ranges overlap too when both are insertions at one point: their order is unknown.
+    return any(
+        (edit.start < other.end and other.start < edit.end) or edit.start == other.start for other in taken
+    )
+
+
+def _non_overlapping(diagnostics: list[Diagnostic]) -> list[Fix]:
+    chosen: list[Fix] = []
+    taken: list[Edit] = []
+    for item in diagnostics:
+        if item.fix is None or item.fix in chosen:
+            continue
+        if any(_overlaps(edit, taken) for edit in item.fix.edits):
+            continue
+        chosen.append(item.fix)
+        taken += item.fix.edits
+    return chosen
+
+
+def _validate(
+    new_text: str, target: Version, rules: Sequence[Rule], path: Optional[Path], project: ProjectIndex
+) -> Optional[str]:
     try:
         compile(new_text, "<rewritten>", "exec")
     except SyntaxError as error:
         return f"output does not compile: {error.msg} (line {error.lineno})"
+    applicable = [rule for rule in rules if rule.applies_to(new_text, target)]
+    if not applicable:
+        return None
     try:
-        remaining = _actionable(new_text, target, project)
+        again = _collect(_context(new_text, target, path, project), applicable)
     except ParseFailure as error:
         return f"output does not parse: {error.message}"
+    remaining = [item for item in again if item.fix is not None]
     if remaining:
         return f"output is not a fixed point: {len(remaining)} site(s) would change again"
     return None

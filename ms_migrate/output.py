@@ -9,7 +9,7 @@ from typing import Any
 
 from ms_migrate import __version__
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.findings import NOTES, REASONS
+from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.rules.base import all_rules
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -84,16 +84,17 @@ def _github(record: Record) -> str:
 def _rule_descriptors(codes: Iterable[str]) -> list[dict[str, Any]]:
     """SARIF rule metadata for every code that occurs: rules, reason codes and notes."""
     rules = {rule.code: rule for rule in all_rules()}
+    reasons, notes = all_reasons(), all_notes()
     descriptors = []
     for code in sorted(set(codes)):
         if code in rules:
             rule = rules[code]
             short, full, level = rule.title, rule.description or rule.title, _SARIF_LEVEL[rule.severity]
-        elif code in REASONS:
-            reason = REASONS[code]
+        elif code in reasons:
+            reason = reasons[code]
             short, full, level = reason.summary, reason.explanation, "note"
         else:
-            short = full = NOTES.get(code, code)
+            short = full = notes[code].text if code in notes else code
             level = "note"
         descriptors.append(
             {

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.text import Text
 
-from ms_migrate.findings import Finding, Kind
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.reasons import all_reasons
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -43,14 +44,13 @@ class Summary:
     errors: int = 0
     left_alone: Counter[str] = field(default_factory=Counter)
 
-    def add(self, findings: Iterable[Finding], changed: bool) -> None:
+    def add(self, diagnostics: Iterable[Diagnostic], fixed: int, changed: bool) -> None:
+        """One file's diagnostics; ``fixed`` of them have their fix in the new text."""
         self.files_seen += 1
         self.files_changed += changed
-        for finding in findings:
-            if finding.kind is Kind.CONVERTED:
-                self.converted += 1
-            elif finding.kind is Kind.LEFT_ALONE:
-                self.left_alone[finding.code] += 1
+        self.converted += fixed
+        reasons = all_reasons()
+        self.left_alone.update(item.code for item in diagnostics if item.code in reasons)
 
     def render(self, dry_run: bool) -> str:
         verb = "would change" if dry_run else "changed"

@@ -21,10 +21,7 @@ from ms_migrate import sources
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import MigrationResult, ParseFailure, migrate_text
-from ms_migrate.findings import Finding
-from ms_migrate.lint import lint_text
-from ms_migrate.rules.ms101_grad_operation import ID as MS101_ID
+from ms_migrate.engine import UPGRADE_KINDS, ParseFailure, rules_of_kind, run_rules
 from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
@@ -36,8 +33,8 @@ class FileOutcome:
     path: Path
     before: str = ""
     after: str = ""
-    findings: list[Finding] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)  # lint rules (check only)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed: int = 0  # diagnostics whose fix is in ``after`` (sites converted)
     error: Optional[str] = None
     written: bool = False
     verification: Optional[VerificationReport] = None  # upgrade --verify only
@@ -62,32 +59,27 @@ def _set_project(paths: Sequence[Path]) -> None:
     _project = ProjectIndex(paths)
 
 
-def upgrade_file(path: Path, target: Version, config: Config = NO_CONFIG, lint: bool = False) -> FileOutcome:
-    """Read and migrate one file, and run the lint rules on it when ``lint``; nothing is written
-    here (workers never touch the user's files)."""
+def upgrade_file(
+    path: Path, target: Version, config: Config = NO_CONFIG, kinds: Sequence[str] = UPGRADE_KINDS
+) -> FileOutcome:
+    """Read one file and run the rules of ``kinds`` on it; nothing is written here (workers never
+    touch the user's files)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
+    rules = [rule for rule in rules_of_kind(kinds) if config.enabled(rule.code, path)]
     try:
-        if config.enabled(MS101_ID, path):
-            result = migrate_text(source.text, target, _project, path)
-            result.findings = [item for item in result.findings if config.enabled(item.code, path)]
-        else:
-            result = MigrationResult(source.text)
+        result = run_rules(source.text, target, rules, _project, path)
     except ParseFailure as error:
         where = f":{source.location(error.line)}" if error.line else ""
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
     except RecursionError:
         return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
-    outcome = FileOutcome(path, source.text, result.text, result.findings)
-    if lint:
-        outcome.diagnostics = [
-            item for item in lint_text(source.text, target, path) if config.enabled(item.code, path)
-        ]
+    diagnostics = [item for item in result.diagnostics if config.enabled(item.code, path)]
+    outcome = FileOutcome(path, source.text, result.text, diagnostics, result.converted)
     if source.notebook is not None:
-        lines = {item.line for item in [*result.findings, *outcome.diagnostics]}
-        outcome.locations = {line: source.location(line) for line in lines}
+        outcome.locations = {item.line: source.location(item.line) for item in diagnostics}
         if outcome.changed:
             # Whether the notebook can be written is known now: --dry-run says what upgrade would.
             try:
@@ -135,11 +127,10 @@ def upgrade_files(
     write: bool,
     jobs: int = 1,
     config: Config = NO_CONFIG,
-    lint: bool = False,
 ) -> Iterator[FileOutcome]:
     """Migrate ``paths`` (in a pool when ``jobs`` > 1) and, when ``write``, write each changed
     file from this process as its result arrives."""
-    work = partial(upgrade_file, target=target, config=config, lint=lint)
+    work = partial(upgrade_file, target=target, config=config)
     if jobs <= 1 or len(paths) < 2:
         _set_project(paths)
         results: Iterator[FileOutcome] = map(work, paths)

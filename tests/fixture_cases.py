@@ -88,8 +88,8 @@ def write_missing_expectations() -> None:
         else:
             expected.write_bytes(read.encode(result.text))
             print(f"expected:  {expected}")
-        for finding in result.findings:
-            print("   ", finding.render(source.name))
+        for item in result.diagnostics:
+            print(f"    {source.name}:{item.line} {item.code} {item.message}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ def test_generated_docs_are_current() -> None:
 
 def test_rule_example_converts_as_documented() -> None:
     from ms_migrate.engine import migrate_text
-    from ms_migrate.rules import ms101_grad_operation as rule
+    from ms_migrate.rules import ms101 as rule
     from ms_migrate.versions import Version
 
     if True:

@@ -118,7 +118,7 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
     warned = {
         case.source.stem
         for case, (_, before, _) in zip(cases, pairs)
-        if "MSN003" in {finding.code for finding in migrate_text(before, Version.parse(case.target)).findings}
+        if "MSN003" in {item.code for item in migrate_text(before, Version.parse(case.target)).diagnostics}
     }
     assert warned, "some fixture must exercise the unknown-network-class note"
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))  # runnable fixtures import _harness

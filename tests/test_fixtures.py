@@ -6,7 +6,7 @@ import pytest
 
 from ms_migrate import sources
 from ms_migrate.engine import ParseFailure, migrate_text
-from ms_migrate.findings import Kind
+from ms_migrate.reasons import all_reasons
 from ms_migrate.versions import Version
 from tests.fixture_cases import FixtureCase, fixture_cases
 
@@ -27,10 +27,10 @@ def test_fixture(case: FixtureCase) -> None:
     assert produced == expected
     compile(result.text, str(case.source), "exec")
     assert migrate_text(result.text, target).text == result.text, "second run changed the output"
-    left_alone = {finding.code for finding in result.findings if finding.kind is Kind.LEFT_ALONE}
+    left_alone = {item.code for item in result.diagnostics if item.code in all_reasons()}
     assert left_alone == case.left_alone
     if case.expected is not None:
-        assert any(finding.kind is Kind.CONVERTED for finding in result.findings)
+        assert result.fixed and all(item.code == "MS101" for item in result.fixed)
 
 
 def test_fixture_tree_has_both_kinds() -> None:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ms_migrate.engine import migrate_text
-from ms_migrate.findings import Kind
+from ms_migrate.reasons import all_notes
 from ms_migrate.versions import Version
 from tests.fixture_cases import fixture_cases
 
@@ -39,7 +39,7 @@ def relayout(text: str, choices: list[int], crlf: bool) -> str:
 
 def summary(text: str, target: Version) -> tuple[list[str], str]:
     result = migrate_text(text, target)
-    codes = sorted(f.code for f in result.findings if f.kind is not Kind.NOTE)
+    codes = sorted(item.code for item in result.diagnostics if item.code not in all_notes())
     return codes, result.text
 
 

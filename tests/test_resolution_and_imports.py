@@ -6,7 +6,7 @@ import libcst as cst
 
 from ms_migrate.analysis.names import NameResolver
 from ms_migrate.engine import migrate_text
-from ms_migrate.findings import Kind
+from ms_migrate.reasons import all_reasons
 from ms_migrate.versions import Version
 
 CELL = """
@@ -52,7 +52,7 @@ def test_function_parameter_shadows_module_alias() -> None:
         creation="C.GradOperation(get_by_list=True)"
     ).replace("def __init__(self, network, optimizer)", "def __init__(self, network, optimizer, C=None)")
     result = migrate_text(source, Version(2, 10))
-    assert result.text == source and not result.findings
+    assert result.text == source and not result.diagnostics
 
 
 def test_import_used_elsewhere_is_kept_and_partial_from_import_is_trimmed() -> None:
@@ -110,21 +110,19 @@ def test_forward_merged_across_a_pure_alias() -> None:
 
 
 def test_every_left_alone_site_has_a_documented_code() -> None:
-    from ms_migrate.findings import REASONS
 
     source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
         creation="C.GradOperation(get_by_list=flag)"
     )
-    findings = migrate_text(source, Version(2, 10)).findings
-    assert [finding.kind for finding in findings] == [Kind.LEFT_ALONE]
-    assert findings[0].code in REASONS and findings[0].line == 10
+    (finding,) = migrate_text(source, Version(2, 10)).diagnostics
+    assert finding.code in all_reasons() and finding.line == 10
 
 
 def test_multi_output_merge_notes_the_summed_gradient() -> None:
     from tests.fixture_cases import FIXTURES
 
     source = (FIXTURES / "ms101" / "multi_output_sum_note.py").read_text()
-    codes = [finding.code for finding in migrate_text(source, Version(2, 10)).findings]
+    codes = [finding.code for finding in migrate_text(source, Version(2, 10)).diagnostics]
     assert codes.count("MS101") == 1 and "MSN002" in codes
 
 
@@ -165,7 +163,7 @@ def test_forward_merges_only_with_set_grad_on_the_network_itself() -> None:
     cell = CELL.format(creation="C.GradOperation(get_by_list=True)")
     without = migrate_text(imports + cell.replace("        self.network.set_grad()\n", ""), Version(2, 10))
     assert "loss = self.network(x, y)\n        grads = ms.grad(" in without.text
-    assert "MSN001" in [finding.code for finding in without.findings]
+    assert "MSN001" in [finding.code for finding in without.diagnostics]
     # `network.set_grad()` on the __init__ argument that becomes self.network counts too.
     on_argument = upgrade(imports + cell.replace("self.network.set_grad()", "network.set_grad()"))
     assert "loss, grads = ms.value_and_grad" in on_argument
@@ -174,7 +172,7 @@ def test_forward_merges_only_with_set_grad_on_the_network_itself() -> None:
         imports + cell.replace("self.network.set_grad()", "self.network.backbone.set_grad()"), Version(2, 10)
     )
     assert on_sub_cell.text.count("GradOperation") == 1
-    assert [finding.code for finding in on_sub_cell.findings] == ["MSR016"]
+    assert [finding.code for finding in on_sub_cell.diagnostics] == ["MSR016"]
 
 
 def test_forward_that_overwrites_a_grad_input_is_not_merged() -> None:
@@ -183,7 +181,7 @@ def test_forward_that_overwrites_a_grad_input_is_not_merged() -> None:
     ).replace("loss = self.network(x, y)", "y = self.network(x, y)")
     result = migrate_text(source, Version(2, 10))
     assert "value_and_grad" not in result.text
-    assert [finding.code for finding in result.findings] == ["MSR016"]
+    assert [finding.code for finding in result.diagnostics] == ["MSR016"]
 
 
 def test_a_suppressed_site_is_neither_rewritten_nor_reported() -> None:
@@ -191,7 +189,7 @@ def test_a_suppressed_site_is_neither_rewritten_nor_reported() -> None:
         creation="C.GradOperation(get_by_list=True)  # ms-migrate: ignore[MS101]"
     )
     result = migrate_text(source, Version(2, 10))
-    assert result.text == source and result.findings == []
+    assert result.text == source and result.diagnostics == []
     noqa = source.replace("# ms-migrate: ignore[MS101]", "# noqa: MS101")
     assert migrate_text(noqa, Version(2, 10)).text == noqa
     # Another code on the line suppresses nothing of MS101.
@@ -203,4 +201,4 @@ def test_a_suppressed_left_alone_reason_is_not_reported() -> None:
     source = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n" + CELL.format(
         creation="C.GradOperation(get_by_list=flag)  # ms-migrate: ignore[MSR002]"
     )
-    assert migrate_text(source, Version(2, 10)).findings == []
+    assert migrate_text(source, Version(2, 10)).diagnostics == []

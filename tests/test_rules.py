@@ -16,12 +16,17 @@ from click.testing import CliRunner
 
 from ms_migrate.cli import main
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import apply_edits
-from ms_migrate.lint import lint_text
+from ms_migrate.diagnostics import Diagnostic, apply_edits
+from ms_migrate.engine import rules_of_kind, run_rules
 from ms_migrate.rules.base import KINDS, all_rules
 from ms_migrate.versions import Version
 
 RULES = all_rules()
+
+
+def lint_text(text: str, target: Version) -> list[Diagnostic]:
+    """The lint rules' diagnostics, nothing applied."""
+    return run_rules(text, target, rules_of_kind(("lint",)), fix=False).diagnostics
 
 
 def test_rules_are_discovered_with_their_metadata() -> None:

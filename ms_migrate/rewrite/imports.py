@@ -11,7 +11,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from ms_migrate.analysis.names import NameResolver, Scope
-from ms_migrate.rewrite.transform import StatementEditor
+from ms_migrate.rewrite.statements import StatementEditor
 
 # `import mindspore as ms` is the spelling MindSpore's own docs use.
 ALIAS_CANDIDATES = ("ms", "mindspore")

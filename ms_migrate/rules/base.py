@@ -25,6 +25,7 @@ from typing import ClassVar, Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.reasons import Note, Reason
 from ms_migrate.versions import Version
 
 KINDS = ("upgrade", "downgrade", "lint")
@@ -73,7 +74,8 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     targets: ClassVar[VersionRange] = VersionRange()
     prefilter: ClassVar[tuple[str, ...]] = ()  # a file holding none of these is never parsed
-    reasons: ClassVar[dict[str, str]] = {}
+    reasons: ClassVar[dict[str, Reason]] = {}  # why a site is left alone, by code
+    notes: ClassVar[dict[str, Note]] = {}  # what to know about a fixed site, by code
     examples: ClassVar[Examples] = Examples()
 
     @property

@@ -16,20 +16,22 @@ Sites where exactness cannot be shown are left alone with a reason code (docs/re
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
+from ms_migrate.rules.ms101.analysis import may_hold_site
+from ms_migrate.rules.ms101.reasons import NOTES, REASONS
+from ms_migrate.rules.ms101.rewrite import CODE, rewrite
 
-if TYPE_CHECKING:
-    from ms_migrate.plan import Plan
-
-ID = "MS101"
+ID = CODE
 TITLE = "GradOperation train step can use value_and_grad"
 SAFETY = "exact"
-MIN_TARGET = "1.8"  # ops.value_and_grad with weights; below this the site is left alone (MSR001)
+# ops.value_and_grad takes weights from 1.8. The rule still runs below it, to say why each site
+# stays (MSR001).
+MIN_TARGET = "1.8"
 
 BEFORE = """\
 class TrainStep(nn.Cell):
@@ -64,18 +66,6 @@ class TrainStep(nn.Cell):
 """
 
 
-def describe(plan: Plan, function: str) -> str:
-    flags = plan.site.flags.describe() if plan.site.flags else ""
-    merged = ", forward merged" if plan.forward is not None else ""
-    sens = ""
-    if plan.sens_param:
-        sens = ", sens_param=True"
-    elif plan.scaled_by is not None:
-        sens = f", sens by scaling the forward ({plan.aux})"
-    wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
-    return f"GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
-
-
 class GradOperationToFunctional(Rule):
     __doc__ = __doc__
 
@@ -83,8 +73,10 @@ class GradOperationToFunctional(Rule):
     title = TITLE
     kind = "upgrade"
     severity = Severity.INFO
-    targets = VersionRange(low=MIN_TARGET)
+    targets = VersionRange()
     prefilter = ("GradOperation", "TrainOneStep", "PipelineCell")
+    reasons = REASONS
+    notes = NOTES
     examples = Examples(
         valid=(Example("import mindspore\nimport mindspore.nn as nn\n\n\n" + AFTER),),
         invalid=(
@@ -96,11 +88,18 @@ class GradOperationToFunctional(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        """The sites `upgrade` converts, as diagnostics (the rewrite itself is the engine's)."""
-        from ms_migrate.engine import migrate_text
-        from ms_migrate.findings import Kind
+        """Every site: converted ones carry the file's rewrite as their fix, the others a reason.
 
-        for finding in migrate_text(ctx.text, ctx.target, path=ctx.path).findings:
-            if finding.kind is Kind.CONVERTED:
-                message = f"modernisable: {finding.message}"
-                yield Diagnostic(self.code, finding.line, 0, (finding.line, 0), message, self.severity)
+        The `ast` tree decides first whether a site is possible at all (a GradOperation call or a
+        TrainOneStepCell-family base); only then is the file parsed with libcst.
+        """
+        if not may_hold_site(ctx.tree):
+            return
+        result = rewrite(ctx)
+        fix = None
+        if result.text is not None:
+            edits = edits_between(ctx.text, result.text)
+            fix = Fix(edits, SAFETY, "rewrite this file's GradOperation sites (applied together)")
+        converted = {id(item) for item in result.converted}
+        for diagnostic in result.diagnostics:
+            yield dataclasses.replace(diagnostic, fix=fix) if id(diagnostic) in converted else diagnostic

@@ -1,8 +1,8 @@
 """Deciding, per GradOperation site, the exact functional form to emit or the reason to refuse.
 
 The decision depends on the flags, on how the op is applied, and on the target version (see
-``rules/autodiff_spellings.json``). Every refusal is a ``Finding`` with a code from
-``ms_migrate.findings.REASONS``.
+``rules/autodiff_spellings.json``). Every refusal is a diagnostic with a code from
+``ms_migrate.rules.ms101.reasons.REASONS``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from ms_migrate.analysis.grad_ops import (
+from ms_migrate.analysis.names import dotted_name, variable_names
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.rules.ms101.analysis import (
     Application,
     GradOpSite,
     ModuleAnalysis,
@@ -24,8 +26,7 @@ from ms_migrate.analysis.grad_ops import (
     same_code,
     set_grad_on,
 )
-from ms_migrate.analysis.names import dotted_name, variable_names
-from ms_migrate.findings import Finding, left_alone
+from ms_migrate.rules.ms101.reasons import left_alone
 from ms_migrate.versions import Version, spelling_for
 
 # How grad_position is written: omitted (default 0), None (weights only), or explicit positions.
@@ -369,7 +370,7 @@ def plan_site(
     site: GradOpSite,
     target: Version,
     network_varargs: Optional[NetworkVarargs] = None,
-) -> Union[list[Plan], Finding]:
+) -> Union[list[Plan], Diagnostic]:
     """One plan per application of the op, or the reason the site is left alone.
 
     All or nothing: the creation is removed only when every application is rewritten. Each
@@ -393,7 +394,7 @@ def plan_site(
     plans: list[Plan] = []
     for application in site.applications:
         outcome = _plan_application(analysis, site, application, target, network_varargs)
-        if isinstance(outcome, Finding):
+        if isinstance(outcome, Diagnostic):
             if len(site.applications) > 1:
                 detail = outcome.message.split(": ", 1)[-1] if ": " in outcome.message else ""
                 where = f"the application at line {application.line}"
@@ -411,7 +412,7 @@ def _plan_application(
     application: Application,
     target: Version,
     network_varargs: Optional[NetworkVarargs],
-) -> Union[Plan, Finding]:
+) -> Union[Plan, Diagnostic]:
     line = site.line
     spelling = spelling_for(target)
     assert site.flags is not None and spelling.module is not None

@@ -1,37 +1,14 @@
-"""What the analysis says about a site: converted, left alone (with a named reason), or a note.
+"""MS101's reason codes (why a site is left alone) and notes (what a converted site's user should know).
 
-A refusal is a value with a code, never a bare ``None``: users grep for codes, the docs explain
-each one (``docs/reasons.md`` is generated from ``REASONS``), and tests assert on them.
+``docs/reasons.md`` is generated from these; users grep for the codes and tests assert on them.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from typing import Optional
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.reasons import Note, Reason, registry
 
-from ms_migrate.diagnostics import Diagnostic, Severity
-
-
-class Kind(str, enum.Enum):
-    CONVERTED = "converted"
-    LEFT_ALONE = "left-alone"
-    NOTE = "note"
-
-
-@dataclass(frozen=True)
-class Reason:
-    code: str
-    slug: str
-    summary: str
-    explanation: str
-
-
-def _reasons(*items: Reason) -> dict[str, Reason]:
-    return {item.code: item for item in items}
-
-
-REASONS: dict[str, Reason] = _reasons(
+REASONS: dict[str, Reason] = registry(
     Reason(
         "MSR001",
         "target-too-old",
@@ -153,16 +130,9 @@ REASONS: dict[str, Reason] = _reasons(
         "on another Cell (perhaps part of the network), MindSpore 2.10 gives different gradients "
         "for GradOperation and mindspore.grad, so no functional form is exact.",
     ),
-    Reason(
-        "MSR099",
-        "internal-error",
-        "the rewrite failed validation and was discarded",
-        "The rewritten file did not compile or was not a fixed point. The file is left unchanged. "
-        "Please report it with the input.",
-    ),
 )
 
-NOTES: dict[str, str] = {
+_NOTE_TEXTS = {
     "MSN001": "the forward call stays separate: set_grad() is not called on this network, so in "
     "PYNATIVE mode the legacy code ran the forward twice per step, and one merged value_and_grad "
     "would change BatchNorm statistics and Dropout masks; call network.set_grad() in __init__ to "
@@ -176,36 +146,12 @@ NOTES: dict[str, str] = {
     "defines it too, or check in GRAPH mode.",
 }
 
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing to tell the user about one site."""
-
-    line: int
-    kind: Kind
-    code: str
-    message: str
-
-    def render(self, path: str, where: Optional[str] = None) -> str:
-        return f"{path}:{where or self.line} {self.code} {self.message}"
-
-    def as_diagnostic(self, converted_prefix: str = "modernisable: ") -> Diagnostic:
-        """For the shared output layer; ``check`` says a converted site is "modernisable"."""
-        message = f"{converted_prefix}{self.message}" if self.kind is Kind.CONVERTED else self.message
-        return Diagnostic(self.code, self.line, 0, (self.line, 0), message, Severity.INFO)
+NOTES: dict[str, Note] = {code: Note(code, text) for code, text in _NOTE_TEXTS.items()}
 
 
-def left_alone(line: int, code: str, detail: str = "") -> Finding:
-    reason = REASONS[code]
-    message = f"{reason.summary} ({reason.slug})"
-    if detail:
-        message = f"{message}: {detail}"
-    return Finding(line, Kind.LEFT_ALONE, code, message)
+def left_alone(line: int, code: str, detail: str = "") -> Diagnostic:
+    return REASONS[code].at(line, detail)
 
 
-def converted(line: int, rule: str, message: str) -> Finding:
-    return Finding(line, Kind.CONVERTED, rule, message)
-
-
-def note(line: int, code: str) -> Finding:
-    return Finding(line, Kind.NOTE, code, NOTES[code])
+def note(line: int, code: str) -> Diagnostic:
+    return NOTES[code].at(line)

@@ -1,4 +1,4 @@
-"""Applying plans to a libcst tree: statement replacements and removals, comments kept."""
+"""MS101's new statements: the value_and_grad / grad call, and the defs some forms need."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ms_migrate.analysis.names import variable_names
-from ms_migrate.plan import DEFAULT_POSITION, Plan
+from ms_migrate.rules.ms101.plan import DEFAULT_POSITION, Plan
 
 SCALED_FORWARD_NAME = "_scaled_forward"
 FORWARD_NAME = "_forward"
@@ -186,61 +186,3 @@ def new_statements(
     # The replaced line's own blank lines and comments go before whatever now comes first.
     produced[0] = produced[0].with_changes(leading_lines=line.leading_lines)
     return produced
-
-
-def _join_lines(carried: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
-    """Comments of removed lines, then the next line's own; blank lines are not stacked up."""
-    if any(line.comment is None for line in own):
-        carried = [line for line in carried if line.comment is not None]
-    return [*carried, *own]
-
-
-class StatementEditor(cst.CSTTransformer):
-    """Replaces and removes whole statement lines, keeping their comments.
-
-    A removed line's own comment lines move to the next statement of its block (or the block's
-    footer), so explanatory comments, often in Chinese in real code, are never dropped.
-    """
-
-    def __init__(
-        self,
-        replacements: dict[int, Sequence[cst.BaseStatement]],
-        removals: set[int],
-    ) -> None:
-        self.replacements = replacements
-        self.removals = removals
-
-    def _edit_body(
-        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
-    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
-        body: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for before, after in zip(original, updated):
-            if id(before) in self.removals:
-                carried.extend(after.leading_lines)
-                trailing = getattr(after, "trailing_whitespace", None)
-                if trailing is not None and trailing.comment is not None:
-                    carried.append(cst.EmptyLine(comment=trailing.comment))
-                continue
-            new = list(self.replacements.get(id(before), [after]))
-            if carried:
-                new[0] = new[0].with_changes(leading_lines=_join_lines(carried, new[0].leading_lines))
-                carried = []
-            body.extend(new)
-        return body, carried
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        body, carried = self._edit_body(original_node.body, updated_node.body)
-        carried = [line for line in carried if line.comment is not None]
-        if not body:
-            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
-            carried = []
-        footer = [*carried, *updated_node.footer]
-        return updated_node.with_changes(body=body, footer=footer)
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        body, carried = self._edit_body(original_node.body, updated_node.body)
-        carried = [line for line in carried if line.comment is not None]
-        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])

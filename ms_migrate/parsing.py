@@ -1,0 +1,80 @@
+"""Parsing a file's text: the cheap `ast` precheck every file gets, and the libcst parse only a
+file with a fix to apply needs.
+
+``libcst_parses`` counts the libcst parses in this process, so a test can show which files paid
+for one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+libcst_parses = 0
+
+
+class ParseFailure(Exception):
+    """The input cannot be processed; ``line`` is 0 when no line is to blame."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+# Deeper than this, libcst's native parser takes seconds per file and can overflow its stack
+# (a 50,000-term `a + a + ...` ended in signal 11); real code stays far below it.
+MAX_DEPTH = 1000
+
+
+def _depth(tree: ast.AST) -> int:
+    """The deepest nesting of the tree (iteratively: the tree may be deeper than the stack)."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def precheck(text: str) -> ast.Module:
+    """Raise ParseFailure for text Python itself would reject, or that is too deep to rewrite.
+
+    The cheap `ast` pass runs before libcst sees the text. It also compiles the tree: code that
+    parses but compiles in no Python (`break` outside a loop, a repeated argument name) is a
+    syntax error for the user to fix, not a failed rewrite.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
+    except (RecursionError, MemoryError) as error:
+        raise ParseFailure("too deeply nested to process", 0) from error
+    if _depth(tree) > MAX_DEPTH:
+        raise ParseFailure("too deeply nested to process", 0)
+    try:
+        compile(tree, "<input>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
+    except RecursionError as error:
+        raise ParseFailure("too deeply nested to process", 0) from error
+    return tree
+
+
+def parse(text: str) -> cst.Module:
+    """The libcst module of ``text`` (whose precheck passed)."""
+    global libcst_parses
+    libcst_parses += 1
+    try:
+        return cst.parse_module(text)
+    except Exception as error:  # ParserSyntaxError, and plain exceptions from the tokenizer
+        # Python's own message and line are the ones users know from their interpreter.
+        try:
+            ast.parse(text)
+        except SyntaxError as syntax_error:
+            message = f"syntax error: {syntax_error.msg}"
+            raise ParseFailure(message, syntax_error.lineno or 1) from error
+        line = getattr(error, "raw_line", 1)
+        raise ParseFailure(f"cannot parse: {getattr(error, 'message', error)}", line) from error

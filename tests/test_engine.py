@@ -1,0 +1,105 @@
+"""The engine behind every command: rules chosen by kind and target, fixes of several rules applied
+together and validated under the same rules, and libcst kept for files that can get a fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ms_migrate import parsing
+from ms_migrate.diagnostics import apply_edits, edits_between
+from ms_migrate.engine import UPGRADE_KINDS, migrate_text, rules_of_kind, run_rules
+from ms_migrate.rules.base import all_rules, rule_for
+from ms_migrate.rules.ms101 import BEFORE
+from ms_migrate.versions import Version
+from tests.fixture_cases import fixture_cases
+
+HEADER = "import mindspore as ms\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
+MODERN = "\n\ndef step(net, weights, x):\n    return ms.value_and_grad(net, None, weights)(x)\n"
+
+
+def test_a_file_that_cannot_hold_a_site_is_never_parsed_with_libcst() -> None:
+    # It passes MS101's byte prefilter (TrainOneStep) and has a lint finding, but no fix.
+    source = (
+        "import mindspore as ms\nimport mindspore.nn as nn\n\n"
+        "step = nn.TrainOneStepCell(net, opt)\nfn = ms.grad(net, position=0)\n"
+    )
+    before = parsing.libcst_parses
+    result = migrate_text(source, Version(2, 8))
+    assert parsing.libcst_parses == before
+    assert [item.code for item in result.diagnostics] == ["MS202"] and result.text == source
+
+
+def test_a_file_that_gets_a_fix_is_parsed_with_libcst() -> None:
+    before = parsing.libcst_parses
+    result = migrate_text(HEADER + BEFORE, Version(2, 8))
+    assert result.converted == 1 and parsing.libcst_parses > before
+
+
+def test_fixes_of_several_rules_apply_together_and_reach_a_fixed_point() -> None:
+    # At 1.9, MS101 rewrites the legacy step and MS201 respells the existing top-level call.
+    source = HEADER + BEFORE + MODERN
+    result = migrate_text(source, Version(1, 9))
+    assert sorted({item.code for item in result.fixed}) == ["MS101", "MS201"]
+    assert "ms.ops.value_and_grad(net, None, weights)(x)" in result.text
+    assert "GradOperation" not in result.text
+    compile(result.text, "<fixed>", "exec")
+    again = migrate_text(result.text, Version(1, 9))
+    assert again.text == result.text and not again.fixed
+
+
+def test_the_fixed_point_is_checked_under_the_rules_that_ran() -> None:
+    # Only MS201 selected: the GradOperation it leaves is no failure of validation (a downgrade's
+    # output holds GradOperation by design).
+    source = HEADER + BEFORE + MODERN
+    result = run_rules(source, Version(1, 9), [rule_for("MS201")])
+    assert [item.code for item in result.fixed] == ["MS201"]
+    assert "GradOperation(get_by_list=True)" in result.text
+    assert not [item for item in result.diagnostics if item.code == "MSR099"]
+
+
+def test_check_without_fixes_reports_the_same_diagnostics() -> None:
+    source = HEADER + BEFORE + MODERN
+    rules = rules_of_kind(UPGRADE_KINDS)
+    fixed = run_rules(source, Version(1, 9), rules)
+    reported = run_rules(source, Version(1, 9), rules, fix=False)
+    assert reported.diagnostics == fixed.diagnostics and reported.text == source
+
+
+CONVERTING = [case for case in fixture_cases() if case.expected]
+
+
+@pytest.mark.parametrize("case", CONVERTING, ids=lambda case: case.id)
+def test_line_edits_turn_the_input_into_the_output(case) -> None:  # type: ignore[no-untyped-def]
+    before = case.source.read_text(encoding="utf-8", errors="surrogateescape")
+    after = case.expected.read_text(encoding="utf-8", errors="surrogateescape")
+    assert apply_edits(before, edits_between(before, after)) == after
+
+
+FAILING_RULE = '''
+from ms_migrate.rules.base import Example, Examples, Rule
+
+
+class Broken(Rule):
+    """Test-only rule that fails on every file it reads."""
+
+    code = "MS902"
+    title = "always fails"
+    kind = "lint"
+    prefilter = ("grad",)
+    examples = Examples(invalid=(Example("grad\\n"),))
+
+    def check(self, ctx):
+        raise KeyError("boom")
+'''
+
+
+def test_a_rule_that_fails_costs_only_its_own_findings(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "broken.py").write_text(FAILING_RULE)
+    monkeypatch.setenv("MS_MIGRATE_RULES_PATH", str(tmp_path))
+    assert "MS902" in [rule.code for rule in all_rules()]
+    result = migrate_text(HEADER + BEFORE, Version(2, 8))
+    assert result.converted == 1
+    (failure,) = [item for item in result.diagnostics if item.code == "MSR099"]
+    assert "rule MS902 failed: KeyError" in failure.message
