@@ -103,3 +103,40 @@ def test_a_rule_that_fails_costs_only_its_own_findings(tmp_path: Path, monkeypat
     assert result.converted == 1
     (failure,) = [item for item in result.diagnostics if item.code == "MSR099"]
     assert "rule MS902 failed: KeyError" in failure.message
+
+
+INHERITED = [
+    "class Step(nn.TrainOneStepCell):\n    def construct(self, x):\n"
+    "        return self.grad(self.network, self.weights)(x)\n",
+    "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad = f\n\n"
+    "    def construct(self, x):\n        return self.grad(self.network, self.weights)(x)\n",
+    "class Step(TrainOneStepWithLossScaleCell):\n    def construct(self, x):\n"
+    "        def inner():\n            return self.grad(self.network, self.weights)(x, self.sens)\n"
+    "        return inner()\n",
+    "class Outer(nn.TrainOneStepCell):\n    class Inner:\n"
+    "        def f(self):\n            return self.grad(a)(b)\n",
+    "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad, self.x = f, 1\n"
+    "        self.y: int = 2\n\n    def construct(self, x):\n        return self.grad(a)(x) + self.y(a)(x)\n",
+]
+
+
+@pytest.mark.parametrize("source", INHERITED)
+def test_inherited_ops_are_found_on_ast_as_libcst_finds_them(source: str) -> None:
+    import ast
+
+    from libcst.metadata import MetadataWrapper
+
+    from ms_migrate.rules.ms101.analysis import analyse, inherited_uses
+
+    text = "import mindspore.nn as nn\n\n" + source
+    from_ast = [(use.line, use.class_name, use.base) for use in inherited_uses(ast.parse(text))]
+    analysis = analyse(MetadataWrapper(parsing.parse(text), unsafe_skip_copy=True))
+    assert sorted(from_ast) == sorted((use.line, use.class_name, use.base) for use in analysis.inherited)
+
+
+def test_a_file_with_only_inherited_ops_is_reported_without_libcst() -> None:
+    text = "import mindspore.nn as nn\n\n" + INHERITED[0]
+    before = parsing.libcst_parses
+    result = migrate_text(text, Version(2, 8))
+    assert before == parsing.libcst_parses
+    assert [(item.code, item.line) for item in result.diagnostics] == [("MSR006", 5)]

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.analysis import may_hold_site
-from ms_migrate.rules.ms101.reasons import NOTES, REASONS
+from ms_migrate.rules.ms101.analysis import calls_grad_operation, inherited_uses
+from ms_migrate.rules.ms101.reasons import NOTES, REASONS, left_alone
 from ms_migrate.rules.ms101.rewrite import CODE, rewrite
 
 ID = CODE
@@ -90,10 +90,13 @@ class GradOperationToFunctional(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         """Every site: converted ones carry the file's rewrite as their fix, the others a reason.
 
-        The `ast` tree decides first whether a site is possible at all (a GradOperation call or a
-        TrainOneStepCell-family base); only then is the file parsed with libcst.
+        The `ast` tree decides first whether a rewrite is possible at all (a GradOperation call):
+        only then is the file parsed with libcst. Without one, the only sites are ops inherited
+        from a TrainOneStepCell-family base, found on the `ast` tree too.
         """
-        if not may_hold_site(ctx.tree):
+        if not calls_grad_operation(ctx.tree):
+            for use in inherited_uses(ctx.tree):
+                yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")
             return
         result = rewrite(ctx)
         fix = None
