@@ -117,6 +117,7 @@ INHERITED = [
     "        def f(self):\n            return self.grad(a)(b)\n",
     "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad, self.x = f, 1\n"
     "        self.y: int = 2\n\n    def construct(self, x):\n        return self.grad(a)(x) + self.y(a)(x)\n",
+    "class Step(nn.PipelineCell):\n    def construct(self, x):\n        return self.grad(a)(x)\n",
 ]
 
 
@@ -129,14 +130,27 @@ def test_inherited_ops_are_found_on_ast_as_libcst_finds_them(source: str) -> Non
     from ms_migrate.rules.ms101.analysis import analyse, inherited_uses
 
     text = "import mindspore.nn as nn\n\n" + source
-    from_ast = [(use.line, use.class_name, use.base) for use in inherited_uses(ast.parse(text))]
+    uses = inherited_uses(ast.parse(text))
     analysis = analyse(MetadataWrapper(parsing.parse(text), unsafe_skip_copy=True))
-    assert sorted(from_ast) == sorted((use.line, use.class_name, use.base) for use in analysis.inherited)
+    # Ops whose base class and flags are known become sites; the others stay inherited uses.
+    unknown = sorted((use.line, use.class_name, use.base) for use in uses if use.flags is None)
+    assert unknown == sorted((use.line, use.class_name, use.base) for use in analysis.inherited)
+    known = {(use.class_name, use.attribute, use.base) for use in uses if use.flags is not None}
+    sites = {(site.class_def.name.value, site.name, site.inherited_from) for site in analysis.sites}  # type: ignore[union-attr]
+    assert known == sites
 
 
-def test_a_file_with_only_inherited_ops_is_reported_without_libcst() -> None:
-    text = "import mindspore.nn as nn\n\n" + INHERITED[0]
+def test_a_file_with_only_unknown_inherited_ops_is_reported_without_libcst() -> None:
+    text = "import mindspore.nn as nn\n\n" + INHERITED[-1]
     before = parsing.libcst_parses
     result = migrate_text(text, Version(2, 8))
     assert before == parsing.libcst_parses
     assert [(item.code, item.line) for item in result.diagnostics] == [("MSR006", 5)]
+
+
+def test_an_op_a_mindspore_base_class_creates_converts_with_its_known_flags() -> None:
+    text = "import mindspore.nn as nn\n\n" + INHERITED[0]
+    result = migrate_text(text, Version(2, 8))
+    (converted,) = result.fixed
+    assert converted.message.startswith("self.grad from TrainOneStepCell: GradOperation(get_by_list=True")
+    assert "ms.grad(self.network, None, self.weights, sens_param=True)(x)" in result.text

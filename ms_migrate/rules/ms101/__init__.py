@@ -90,14 +90,16 @@ class GradOperationToFunctional(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         """Every site: converted ones carry the file's rewrite as their fix, the others a reason.
 
-        The `ast` tree decides first whether a rewrite is possible at all (a GradOperation call):
-        only then is the file parsed with libcst. Without one, the only sites are ops inherited
-        from a TrainOneStepCell-family base, found on the `ast` tree too.
+        The `ast` tree decides first whether a rewrite is possible at all (a GradOperation call,
+        or an op inherited from a base class whose flags are known): only then is the file parsed
+        with libcst. Otherwise the only sites are ops inherited from other bases (MSR006).
         """
         if not calls_grad_operation(ctx.tree):
-            for use in inherited_uses(ctx.tree):
-                yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")
-            return
+            uses = inherited_uses(ctx.tree)
+            if all(use.flags is None for use in uses):
+                for use in uses:
+                    yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")
+                return
         result = rewrite(ctx)
         fix = None
         if result.text is not None:

@@ -7,14 +7,17 @@ planner's job (``ms_migrate.rules.ms101.plan``); this module only describes what
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Optional, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ms_migrate.analysis.names import NameResolver, Scope, variable_names
+from ms_migrate.data import rules_path
 
 GRAD_OPERATION = frozenset(
     {
@@ -84,7 +87,7 @@ def inherited_uses(tree: ast.Module) -> list[InheritedUse]:
         for base in owner.bases:
             name = _terminal_name(base)
             if name in TRAIN_ONE_STEP_FAMILY:
-                found.append(InheritedUse(attribute.lineno, owner.name, name))
+                found.append(InheritedUse(attribute.lineno, owner.name, name, attribute.attr))
                 break
     return found
 
@@ -132,7 +135,7 @@ class Application:
 class GradOpSite:
     """A GradOperation creation and everything the file shows about its uses."""
 
-    creation: cst.Call
+    creation: Optional[cst.Call]  # None for an op a MindSpore base class creates (``inherited_from``)
     line: int
     placement: str  # "attribute", "module", "local", "inline" or "other"
     name: Optional[str]
@@ -143,7 +146,8 @@ class GradOpSite:
     flag_problem: Optional[str] = None
     applications: list[Application] = field(default_factory=list)
     escapes: list[int] = field(default_factory=list)  # lines where the op is used as a value
-    inherited_use: bool = False
+    inherited_use: bool = False  # a subclass applies the op too
+    inherited_from: Optional[str] = None  # the MindSpore base class whose __init__ creates it
 
 
 @dataclass
@@ -153,6 +157,26 @@ class InheritedUse:
     line: int
     class_name: str
     base: str
+    attribute: str = "grad"
+
+    @property
+    def flags(self) -> Optional[Flags]:
+        """The op's flags when the base is a MindSpore class known to create it (rules/ data)."""
+        return base_class_ops().get(self.base, {}).get(self.attribute)
+
+
+@cache
+def _base_class_data() -> dict:
+    return json.loads(rules_path("inherited_grad_ops.json").read_text(encoding="utf-8"))["bases"]
+
+
+@cache
+def base_class_ops() -> dict[str, dict[str, Flags]]:
+    """Base class -> attribute -> flags of the grad ops its __init__ creates."""
+    return {
+        base: {name: Flags(**flags) for name, flags in entry["ops"].items()}
+        for base, entry in _base_class_data().items()
+    }
 
 
 @dataclass
@@ -416,7 +440,7 @@ def _collect_uses(analysis: ModuleAnalysis, site: GradOpSite, collector: _Collec
         return
     if site.placement == "attribute":
         assert site.class_def is not None
-        target = site.statement.small.targets[0].target  # type: ignore[union-attr]
+        target = site.statement.small.targets[0].target if site.statement is not None else None  # type: ignore[attr-defined]
         for owner, attribute in collector.owned_attributes(analysis, site.class_def, site.name or ""):
             if attribute is target:
                 continue
@@ -523,6 +547,7 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
 
 def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> None:
     created = {(id(site.class_def), site.name) for site in analysis.sites if site.placement == "attribute"}
+    inherited_sites: dict[tuple[int, str], GradOpSite] = {}
     assigned: set[tuple[int, str]] = set()
     for attribute in collector.self_attributes:
         parent = analysis.parents.get(attribute)
@@ -545,14 +570,35 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
         key = (id(owner), attribute.attr.value)
         if key in created or key in assigned:
             continue
-        for name in base_names(owner):
-            if name in TRAIN_ONE_STEP_FAMILY:
-                analysis.inherited.append(InheritedUse(analysis.line_of(attribute), owner.name.value, name))
-                break
+        base = next((name for name in base_names(owner) if name in TRAIN_ONE_STEP_FAMILY), None)
+        if base is None:
+            continue
+        use = InheritedUse(analysis.line_of(attribute), owner.name.value, base, attribute.attr.value)
+        if use.flags is None:
+            analysis.inherited.append(use)
+        elif key not in inherited_sites:
+            # The base class created it with known flags: a site like any other, minus the creation.
+            site = GradOpSite(None, use.line, "attribute", use.attribute, None, owner, None, use.flags)
+            site.inherited_from = base
+            inherited_sites[key] = site
+    for site in inherited_sites.values():
+        _collect_uses(analysis, site, collector)
+        analysis.sites.append(site)
 
 
 # Bases whose __init__ calls `self.network.set_grad()` (MindSpore 2.x nn/wrap/cell_wrapper.py).
-SET_GRAD_BASES = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+@cache
+def set_grad_bases() -> frozenset[str]:
+    """Bases whose __init__ calls `self.network.set_grad()` (rules/inherited_grad_ops.json)."""
+    return frozenset(base for base, entry in _base_class_data().items() if entry["sets_grad_on_network"])
+
+
+def implicit_set_grad(analysis: ModuleAnalysis, function: Optional[cst.FunctionDef]) -> Optional[str]:
+    """The base class that calls `self.network.set_grad()` for the class holding ``function``."""
+    class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
+    if not isinstance(class_def, cst.ClassDef):
+        return None
+    return next((name for name in base_names(class_def) if name in set_grad_bases()), None)
 
 
 def _assigned_in_class(class_def: cst.ClassDef, attribute: cst.Attribute) -> list[cst.BaseExpression]:
@@ -608,7 +654,7 @@ def set_grad_on(
                 return True
         return (
             net.attr.value == "network"
-            and bool(set(base_names(class_def)) & SET_GRAD_BASES)
+            and bool(set(base_names(class_def)) & set_grad_bases())
             and all(isinstance(value, cst.Name) for value in sources)
         )
     if isinstance(net, cst.Name):

@@ -21,6 +21,7 @@ from ms_migrate.rules.ms101.analysis import (
     ModuleAnalysis,
     Statement,
     code_of,
+    implicit_set_grad,
     other_set_grad,
     same_arguments,
     same_code,
@@ -519,6 +520,11 @@ def _plan_application(
     other = other_set_grad(analysis, net, application.function)
     if other is not None:
         return left_alone(line, "MSR016", f"set_grad() is called on {code_of(other)}, not on {code_of(net)}")
+    base = implicit_set_grad(analysis, application.function)
+    if base is not None and code_of(net) != "self.network":
+        # The base's __init__ calls self.network.set_grad(): perhaps on a part of this network.
+        detail = f"{base}.__init__ calls self.network.set_grad(), not {code_of(net)}.set_grad()"
+        return left_alone(line, "MSR016", detail)
     separate_forward = _calls_network_in(application.function, net, skip=application.outer)
     if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
         application, net, inputs
@@ -529,8 +535,9 @@ def _plan_application(
         if not set_grad:
             return left_alone(line, "MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
         if forward is None or not forward.carried or not isinstance(forward.target, cst.Name):
+            why = f" ({code_of(net)} takes *inputs)" if spelling.sens == "sens_param" else ""
             return left_alone(
-                line, "MSR014", "the forward call and the sens fill cannot move next to the grad call"
+                line, "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
             )
     elif forward is not None and not set_grad:
         forward = None

@@ -47,10 +47,11 @@ REASONS: dict[str, Reason] = registry(
     Reason(
         "MSR006",
         "inherited-grad",
-        "self.grad comes from a base class (e.g. nn.TrainOneStepCell)",
-        "The op is created in a base class the tool does not rewrite, such as "
-        "nn.TrainOneStepCell or TrainOneStepWithLossScaleCell. Changing only the subclass would "
-        "leave the base class inconsistent.",
+        "the grad op comes from a base class whose flags are not known",
+        "The op is created in a base class's __init__ that is not in rules/inherited_grad_ops.json "
+        "(PipelineCell, TrainOneStepWithClipGradientCell, ...), so its flags, and whether the base "
+        "calls set_grad(), are unknown. Ops from nn.TrainOneStepCell, TrainOneStepWithLossScaleCell "
+        "and the Boost pair are converted like ops created in the file.",
     ),
     Reason(
         "MSR007",
@@ -103,8 +104,10 @@ REASONS: dict[str, Reason] = registry(
     Reason(
         "MSR014",
         "scaled-forward-not-exact",
-        "below 2.8 this loss-scaled step has no exact functional form",
-        "Without sens_param (before MindSpore 2.8) the loss scale is applied inside a function that "
+        "this loss-scaled step needs the scaled-forward form, which is not exact here",
+        "Without sens_param (before MindSpore 2.8), and at any version for a network whose construct "
+        "takes *inputs (GRAPH mode cannot differentiate it directly), the loss scale is applied inside "
+        "a function that "
         "runs the forward once and returns loss * sens. That is exact only when the legacy code "
         "also ran the forward once: when set_grad() is called on the network (and in GRAPH mode). "
         "Without set_grad(), PYNATIVE runs the legacy forward twice per step (BatchNorm statistics "

@@ -42,7 +42,8 @@ def describe(plan: Plan, function: str) -> str:
     elif plan.scaled_by is not None:
         sens = f", sens by scaling the forward ({plan.aux})"
     wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
-    return f"GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
+    origin = f"self.{plan.site.name} from {plan.site.inherited_from}: " if plan.site.inherited_from else ""
+    return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
 
 
 def rewrite(ctx: FileContext) -> Rewrite:
