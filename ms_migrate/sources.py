@@ -266,7 +266,8 @@ def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
-        raise SourceError(path, f"unknown encoding: {error}", 1) from error
+        # The message names the problem already ("unknown encoding: foobar", "encoding problem").
+        raise SourceError(path, str(error), 1) from error
     has_bom = encoding == "utf-8-sig"
     if has_bom:
         encoding = "utf-8"

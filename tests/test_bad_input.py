@@ -79,3 +79,9 @@ def test_a_broken_notebook_is_reported_and_the_run_goes_on(
 ) -> None:
     code, output = _run(tmp_path, "lesson.ipynb", document, "upgrade")
     assert code == 2 and message in output and "Traceback" not in output
+
+
+def test_an_unknown_encoding_cookie_is_named_once(tmp_path: Path) -> None:
+    code, output = _run(tmp_path, "cookie.py", "# -*- coding: foobar -*-\n" + SNIPPET, "upgrade")
+    assert code == 2 and f"{tmp_path / 'cookie.py'}:1: unknown encoding: foobar\n" in output
+    assert output.count("unknown encoding") == 1, output
