@@ -22,6 +22,7 @@ from ms_migrate.plan import NetworkVarargs, Plan, plan_site
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.transform import FORWARD_NAME, SCALED_FORWARD_NAME, StatementEditor, new_statements
 from ms_migrate.rules import ms101_grad_operation as MS101
+from ms_migrate.string_folding import fold_long_strings
 from ms_migrate.versions import Version
 
 # Files that mention neither GradOperation nor a base class that creates one cannot hold a site;
@@ -219,7 +220,7 @@ def _actionable(text: str, target: Version, project: ProjectIndex) -> list[Plan]
     # the name needs no second analysis.
     if "GradOperation" not in text:
         return []
-    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
+    wrapper = MetadataWrapper(parse(fold_long_strings(text).text), unsafe_skip_copy=True)
     view = project.with_local(text, project.local_path)
     plans, _ = _plan_module(analyse(wrapper), target, view, FileContext(text, target))
     return plans
@@ -237,7 +238,8 @@ def migrate_text(
         return MigrationResult(text)
     precheck(text)
     project = project or ProjectIndex()
-    wrapper = MetadataWrapper(parse(text), unsafe_skip_copy=True)
+    folded = fold_long_strings(text)  # libcst cannot take thousands of adjacent literals
+    wrapper = MetadataWrapper(parse(folded.text), unsafe_skip_copy=True)
     analysis = analyse(wrapper)
     project = project.with_local(text, path)
     context = FileContext(text, target, path)
@@ -247,7 +249,7 @@ def migrate_text(
     findings = sorted(dict.fromkeys(findings), key=lambda finding: (finding.line, finding.kind.value))
     if new_module is None:
         return MigrationResult(text, findings)
-    new_text = new_module.code
+    new_text = folded.unfold(new_module.code)
     for ending in ("\r\n", "\r", "\n"):
         # libcst drops the final newline of a file whose lines end in a bare CR.
         if text.endswith(ending):
