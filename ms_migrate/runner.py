@@ -11,11 +11,10 @@ import os
 import signal
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate import sources
 from ms_migrate.analysis.project import ProjectIndex
@@ -24,6 +23,7 @@ from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import MigrationResult, ParseFailure, migrate_text
 from ms_migrate.findings import Finding
 from ms_migrate.lint import lint_text
+from ms_migrate.pool import WorkerDied, map_in_workers
 from ms_migrate.rules.ms101_grad_operation import ID as MS101_ID
 from ms_migrate.versions import Version
 
@@ -146,9 +146,15 @@ def upgrade_files(
         yield from _written(results, write)
         return
     workers = min(jobs, len(paths), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(list(paths),)) as pool:
-        chunks = max(1, len(paths) // (workers * 8))
-        yield from _written(pool.map(work, paths, chunksize=chunks), write)
+    results = map_in_workers(work, paths, workers, _worker_start, (list(paths),))
+    yield from _written(map(_outcome_of, paths, results), write)
+
+
+def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:
+    if isinstance(result, WorkerDied):
+        message = f"worker died ({result.cause}) while processing this file; skipped"
+        return FileOutcome(path, error=f"{path}: {message}")
+    return result
 
 
 def _written(outcomes: Iterable[FileOutcome], write: bool) -> Iterator[FileOutcome]:

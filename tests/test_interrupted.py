@@ -16,27 +16,10 @@ from click.testing import CliRunner
 from ms_migrate import sources
 from ms_migrate.cli import main
 from tests.fixture_cases import FIXTURES
+from tests.processes import alive, children
 
 LEGACY = (FIXTURES / "ms101" / "cell_get_by_list.py").read_text()
 EXPECTED = (FIXTURES / "ms101" / "cell_get_by_list.expected.py").read_text()
-
-
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(child) for child in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
@@ -50,16 +33,16 @@ def test_killing_the_parent_kills_its_workers_and_leaves_every_file_old_or_new(t
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
-            workers = _children(process.pid)
+            workers = children(process.pid)
             time.sleep(0.05)
         assert workers, "the pool never started"
         time.sleep(0.3 * (trial + 1))
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         deadline = time.monotonic() + 2
-        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        while time.monotonic() < deadline and any(alive(pid) for pid in workers):
             time.sleep(0.05)
-        assert not [pid for pid in workers if _alive(pid)], "a worker outlived its parent by 2 s"
+        assert not [pid for pid in workers if alive(pid)], "a worker outlived its parent by 2 s"
         for path in tmp_path.glob("step_*.py"):
             assert path.read_text() in (LEGACY, EXPECTED), path
     result = CliRunner().invoke(main, ["upgrade", "-q", "--target-version", "2.10", str(tmp_path)])
