@@ -101,6 +101,8 @@ def write_outcome(outcome: FileOutcome) -> None:
     """Write a migrated file, in the parent process only, if it still holds what was migrated."""
     try:
         source = sources.read_source(outcome.path)
+        if source.text == outcome.after:
+            return  # another run wrote it already
         if source.text != outcome.before:
             outcome.error = f"{outcome.path}: changed on disk during the run; left unchanged"
             return

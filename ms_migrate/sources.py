@@ -1,7 +1,8 @@
 """Finding, reading and writing source files: the only module that touches the filesystem.
 
 Reading keeps everything a rewrite must give back unchanged: the encoding (PEP 263 cookie or
-UTF-8 BOM), the newline style and the file mode. Writing is atomic: a temporary file in the same
+UTF-8 BOM), the newline style and the file mode. Writing happens under an advisory lock on the
+file and only if it still holds what was read. It is atomic: a temporary file in the same
 directory, then ``os.replace``, so an interrupted run never leaves a half-written file.
 """
 
@@ -21,11 +22,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 import pathspec
 
 from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
+
+try:
+    from fcntl import LOCK_EX, flock
+except ImportError:  # Windows: writes stay atomic, but two runs are not kept apart
+    flock = None  # type: ignore[assignment]
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -317,36 +323,95 @@ def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
 
 
 def write_source(source: SourceFile, new_text: str) -> None:
-    """Replace ``source.path`` with ``new_text`` atomically, keeping encoding, BOM and mode."""
+    """Write ``new_text`` to ``source.path`` if the file still holds ``source.raw``, keeping
+    encoding, BOM and mode.
+
+    The read-compare-write runs under an exclusive advisory lock on the file (flock, where the
+    platform has it), so two runs on one tree never write over what the other just wrote unseen.
+    """
     try:
         data = source.encode(new_text)
     except UnicodeEncodeError as error:
         raise SourceError(source.path, f"cannot encode as {source.encoding}: {error}") from error
-    directory = source.path.parent
     # Root may write anything; a file without write bits is still the user's "do not touch".
     if not os.access(source.path, os.W_OK) or not source.mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise SourceError(source.path, "file is read-only; left unchanged")
-    try:
-        if source.path.read_bytes() != source.raw:
+    with _locked(source.path):
+        try:
+            current = source.path.read_bytes()
+        except OSError as error:
+            raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
+        if current != source.raw:
             raise SourceError(source.path, "changed on disk during the run; left unchanged")
-    except OSError as error:
-        raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
+        _replace(source.path, data, source.mode)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the file at ``path``; wait while another run holds it."""
+    if flock is None:
+        yield
+        return
+    while True:
+        try:
+            # O_NONBLOCK: were a FIFO put in the file's place, opening it would block the run.
+            handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            raise SourceError(path, f"cannot lock: {error.strerror or error}") from error
+        try:
+            flock(handle, LOCK_EX)
+            locked, there = os.fstat(handle), path.lstat()
+        except BaseException as error:
+            os.close(handle)
+            if isinstance(error, OSError):
+                raise SourceError(path, f"cannot lock: {error.strerror or error}") from error
+            raise
+        if (locked.st_dev, locked.st_ino) == (there.st_dev, there.st_ino):
+            break
+        # The holder replaced the file while we waited: the lock is on a name-less inode now.
+        os.close(handle)
     try:
-        prefix = f".{source.path.name}."
-        handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=directory)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _write_beside(path: Path, data: bytes, suffix: str) -> Path:
+    """A new file `.NAME.XXXXXXXX<suffix>` next to ``path`` holding ``data``, flushed to disk."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     except OSError as error:
-        raise SourceError(source.path, f"cannot write next to the file: {error.strerror}") from error
+        raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, source.mode)
-        os.replace(temporary, source.path)
+            _fill(stream, data)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        if isinstance(error, OSError):
+            raise SourceError(path, f"cannot write next to the file: {error.strerror or error}") from error
+        raise
+    return Path(name)
+
+
+def _fill(stream: BinaryIO, data: bytes) -> None:
+    stream.seek(0)
+    stream.write(data)
+    stream.truncate()
+    stream.flush()
+    os.fsync(stream.fileno())
+
+
+def _replace(path: Path, data: bytes, mode: int) -> None:
+    """Swap in a new file: readers, and a run killed at any point, see the old or the new one."""
+    temporary = _write_beside(path, data, TEMPORARY_SUFFIX)
+    try:
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
     except BaseException as error:
         # Also on KeyboardInterrupt: the original stays whole and no temporary file is left.
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(error, OSError):
-            raise SourceError(source.path, f"cannot write: {error.strerror or error}") from error
+            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
