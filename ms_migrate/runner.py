@@ -102,7 +102,7 @@ def write_outcome(outcome: FileOutcome) -> None:
     try:
         source = sources.read_source(outcome.path)
         if source.text == outcome.after:
-            return  # another run wrote it already
+            return  # another run, or another hard link to the file in this run, wrote it already
         if source.text != outcome.before:
             outcome.error = f"{outcome.path}: changed on disk during the run; left unchanged"
             return

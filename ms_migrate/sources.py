@@ -2,8 +2,10 @@
 
 Reading keeps everything a rewrite must give back unchanged: the encoding (PEP 263 cookie or
 UTF-8 BOM), the newline style and the file mode. Writing happens under an advisory lock on the
-file and only if it still holds what was read. It is atomic: a temporary file in the same
-directory, then ``os.replace``, so an interrupted run never leaves a half-written file.
+file and only if it still holds what was read. It is atomic (a temporary file in the same
+directory, then ``os.replace``), so an interrupted run never leaves a half-written file, except
+for a hard-linked file: that one is rewritten in place so that its other names follow, with its
+old bytes kept in a backup beside it until the new ones are on disk.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ SUFFIXES = (".py", ".ipynb")
 TEMPORARY_SUFFIX = ".ms-migrate.tmp"
 _TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX) + "$")
 STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
+# Backups are `.NAME.XXXXXXXX.ms-migrate.orig`: a hard-linked file's old bytes while it is rewritten
+# in place. One left behind means the write was interrupted; it is reported, never removed.
+BACKUP_SUFFIX = ".ms-migrate.orig"
+_BACKUP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}" + re.escape(BACKUP_SUFFIX) + "$")
 
 
 class SourceError(Exception):
@@ -181,10 +187,24 @@ class _GitIgnores:
         return bool(decision)
 
 
-def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
-    """Delete the temporary files an interrupted run left under ``paths``; only ours, by name,
-    and only once they are old enough not to belong to a run still going on."""
-    removed: list[Path] = []
+@dataclass(frozen=True)
+class Leftovers:
+    """What interrupted runs left under the paths of a run."""
+
+    removed: list[Path]  # temporary files, deleted: the files they were for are whole
+    backups: list[Path]  # old bytes of a file whose in-place write was cut off: the user decides
+
+    @staticmethod
+    def target_of(backup: Path) -> Path:
+        match = _BACKUP.match(backup.name)
+        assert match is not None
+        return backup.with_name(match.group("name"))
+
+
+def clean_up_leftovers(paths: Iterable[Path]) -> Leftovers:
+    """Delete the temporary files an interrupted run left under ``paths`` (only ours, by name,
+    and only once they are old enough not to belong to a run still going on); list its backups."""
+    leftovers = Leftovers([], [])
     now = time.time()
     for root in paths:
         if not root.is_dir():
@@ -193,14 +213,16 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
             subdirs[:] = [name for name in subdirs if name not in SKIPPED_DIRECTORIES]
             for name in files:
                 path = Path(directory) / name
+                if _BACKUP.match(name):
+                    leftovers.backups.append(path)
                 if not _TEMPORARY.match(name):
                     continue
                 with contextlib.suppress(OSError):
                     info = path.lstat()
                     if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_AFTER_S:
                         path.unlink()
-                        removed.append(path)
-    return removed
+                        leftovers.removed.append(path)
+    return leftovers
 
 
 def _note_unreadable(found: list[Path], error: OSError) -> None:
@@ -324,7 +346,7 @@ def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
 
 def write_source(source: SourceFile, new_text: str) -> None:
     """Write ``new_text`` to ``source.path`` if the file still holds ``source.raw``, keeping
-    encoding, BOM and mode.
+    encoding, BOM, mode and hard links.
 
     The read-compare-write runs under an exclusive advisory lock on the file (flock, where the
     platform has it), so two runs on one tree never write over what the other just wrote unseen.
@@ -339,11 +361,15 @@ def write_source(source: SourceFile, new_text: str) -> None:
     with _locked(source.path):
         try:
             current = source.path.read_bytes()
+            links = source.path.lstat().st_nlink
         except OSError as error:
             raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
         if current != source.raw:
             raise SourceError(source.path, "changed on disk during the run; left unchanged")
-        _replace(source.path, data, source.mode)
+        if links > 1:
+            _overwrite_in_place(source.path, data, current)
+        else:
+            _replace(source.path, data, source.mode)
 
 
 @contextlib.contextmanager
@@ -415,3 +441,35 @@ def _replace(path: Path, data: bytes, mode: int) -> None:
         if isinstance(error, OSError):
             raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
+
+
+def _overwrite_in_place(path: Path, data: bytes, old: bytes) -> None:
+    """Rewrite a hard-linked file through its inode, which its other names share (os.replace
+    would give this name a new inode and leave them the old text). Until the new bytes are on
+    disk the old ones are in a backup beside it; a failed write puts them back."""
+    backup = _write_beside(path, old, BACKUP_SUFFIX)
+    _sync_directory(path.parent)  # the backup's name survives a crash too
+    try:
+        with path.open("r+b") as stream:
+            _fill(stream, data)
+    except BaseException as error:
+        try:
+            with path.open("r+b") as stream:
+                _fill(stream, old)
+        except OSError as restoring:
+            message = f"cannot write, nor restore: its old bytes are in {backup.name}"
+            raise SourceError(path, message) from restoring
+        os.unlink(backup)
+        if isinstance(error, OSError):
+            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
+        raise
+    os.unlink(backup)
+
+
+def _sync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform opens directories
+        handle = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
