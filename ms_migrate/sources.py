@@ -31,7 +31,7 @@ import pathspec
 from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
 
 try:
-    from fcntl import LOCK_EX, flock
+    from fcntl import LOCK_EX, LOCK_NB, flock
 except ImportError:  # Windows: writes stay atomic, but two runs are not kept apart
     flock = None  # type: ignore[assignment]
 
@@ -59,7 +59,9 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 SUFFIXES = (".py", ".ipynb")
 # Temporary files are `.NAME.XXXXXXXX.ms-migrate.tmp` beside the file being replaced. A run killed
-# between creating and renaming one leaves it behind; the next writing run removes it.
+# between creating and renaming one leaves it behind; the next writing run removes it. The writer
+# holds a flock on it until the rename, so one nobody holds is an orphan, however young; where
+# locks do not work, only age tells.
 TEMPORARY_SUFFIX = ".ms-migrate.tmp"
 _TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX) + "$")
 STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
@@ -202,10 +204,9 @@ class Leftovers:
 
 
 def clean_up_leftovers(paths: Iterable[Path]) -> Leftovers:
-    """Delete the temporary files an interrupted run left under ``paths`` (only ours, by name,
-    and only once they are old enough not to belong to a run still going on); list its backups."""
+    """Delete the temporary files interrupted runs left under ``paths`` (only ours, by name, and
+    only those no live run is writing); list their backups."""
     leftovers = Leftovers([], [])
-    now = time.time()
     for root in paths:
         if not root.is_dir():
             continue
@@ -215,14 +216,38 @@ def clean_up_leftovers(paths: Iterable[Path]) -> Leftovers:
                 path = Path(directory) / name
                 if _BACKUP.match(name):
                     leftovers.backups.append(path)
-                if not _TEMPORARY.match(name):
-                    continue
-                with contextlib.suppress(OSError):
-                    info = path.lstat()
-                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_AFTER_S:
-                        path.unlink()
-                        leftovers.removed.append(path)
+                elif _TEMPORARY.match(name) and _remove_if_orphaned(path):
+                    leftovers.removed.append(path)
     return leftovers
+
+
+def _remove_if_orphaned(path: Path) -> bool:
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        orphaned = time.time() - info.st_mtime > STALE_AFTER_S
+        if flock is not None:
+            try:
+                flock(handle, LOCK_EX | LOCK_NB)  # held until closed: no writer can start on it
+                orphaned = True
+            except BlockingIOError:  # a live run is writing it
+                return False
+            except OSError:  # no locks on this filesystem: age alone
+                pass
+        there = path.lstat()
+        if not orphaned or (there.st_dev, there.st_ino) != (info.st_dev, info.st_ino):
+            return False
+        path.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
 
 
 def _note_unreadable(found: list[Path], error: OSError) -> None:
@@ -402,22 +427,37 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(handle)
 
 
-def _write_beside(path: Path, data: bytes, suffix: str) -> Path:
-    """A new file `.NAME.XXXXXXXX<suffix>` next to ``path`` holding ``data``, flushed to disk."""
-    try:
-        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    except OSError as error:
-        raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error
+@contextlib.contextmanager
+def _new_file_beside(path: Path, suffix: str) -> Iterator[tuple[BinaryIO, Path]]:
+    """A new file `.NAME.XXXXXXXX<suffix>` next to ``path``, open and flock-ed for the block (so
+    that another run's clean-up does not take it for an orphan), removed if the block fails."""
+    while True:
+        try:
+            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+        except OSError as error:
+            raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error
+        if flock is None or _lock_new(handle):
+            break
+        os.close(handle)  # a clean-up removed it in the instant before the lock: make another
     try:
         with os.fdopen(handle, "wb") as stream:
-            _fill(stream, data)
+            yield stream, Path(name)
     except BaseException as error:
+        # Also on KeyboardInterrupt: the original stays whole and no temporary file is left.
         with contextlib.suppress(OSError):
             os.unlink(name)
         if isinstance(error, OSError):
-            raise SourceError(path, f"cannot write next to the file: {error.strerror or error}") from error
+            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
-    return Path(name)
+
+
+def _lock_new(handle: int) -> bool:
+    """Lock a file just created; False if it lost its name first."""
+    try:
+        flock(handle, LOCK_EX)
+    except OSError:  # no locks on this filesystem: clean-ups go by age there
+        return True
+    return os.fstat(handle).st_nlink > 0
 
 
 def _fill(stream: BinaryIO, data: bytes) -> None:
@@ -430,24 +470,18 @@ def _fill(stream: BinaryIO, data: bytes) -> None:
 
 def _replace(path: Path, data: bytes, mode: int) -> None:
     """Swap in a new file: readers, and a run killed at any point, see the old or the new one."""
-    temporary = _write_beside(path, data, TEMPORARY_SUFFIX)
-    try:
+    with _new_file_beside(path, TEMPORARY_SUFFIX) as (stream, temporary):
+        _fill(stream, data)
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as error:
-        # Also on KeyboardInterrupt: the original stays whole and no temporary file is left.
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, OSError):
-            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
-        raise
+        os.replace(temporary, path)  # still open and locked: renamed, it is no orphan
 
 
 def _overwrite_in_place(path: Path, data: bytes, old: bytes) -> None:
     """Rewrite a hard-linked file through its inode, which its other names share (os.replace
     would give this name a new inode and leave them the old text). Until the new bytes are on
     disk the old ones are in a backup beside it; a failed write puts them back."""
-    backup = _write_beside(path, old, BACKUP_SUFFIX)
+    with _new_file_beside(path, BACKUP_SUFFIX) as (stream, backup):
+        _fill(stream, old)
     _sync_directory(path.parent)  # the backup's name survives a crash too
     try:
         with path.open("r+b") as stream:

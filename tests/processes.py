@@ -1,5 +1,5 @@
-"""Watching real processes through /proc (Linux): a command's worker processes, and whether one is
-still running."""
+"""Watching real processes through /proc (Linux): a command's worker processes, and what is left
+of a process group."""
 
 from __future__ import annotations
 
@@ -16,10 +16,14 @@ def children(pid: int) -> set[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+def group_members(group: int) -> set[int]:
+    """The live processes of process group ``group`` (a session leader's whole tree)."""
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().split(")")[-1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
