@@ -143,6 +143,7 @@ class _Worker:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+        self.process.close()  # its sentinel: a long run may replace many workers
         self.connection.close()
 
 

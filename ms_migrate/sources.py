@@ -493,11 +493,16 @@ def _overwrite_in_place(path: Path, data: bytes, old: bytes) -> None:
         except OSError as restoring:
             message = f"cannot write, nor restore: its old bytes are in {backup.name}"
             raise SourceError(path, message) from restoring
-        os.unlink(backup)
+        _remove_backup(backup)
         if isinstance(error, OSError):
             raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
-    os.unlink(backup)
+    _remove_backup(backup)
+
+
+def _remove_backup(backup: Path) -> None:
+    with contextlib.suppress(OSError):  # were it to stay, the next run would ask the user to look
+        backup.unlink()
 
 
 def _sync_directory(directory: Path) -> None:
