@@ -169,8 +169,17 @@ def upgrade(
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
-        for stale in sources.remove_stale_temporaries(paths):
+        leftovers = sources.clean_up_leftovers(paths)
+        for stale in leftovers.removed:
             err.print(f"{stale}: removed a temporary file left by an interrupted run", markup=False)
+        for backup in leftovers.backups:
+            name = sources.Leftovers.target_of(backup).name
+            err.print(
+                f"{backup}: {name} as it was before a write that was cut off; check {name}, "
+                "then restore it from this file or delete this file",
+                markup=False,
+            )
+            summary.errors += 1
     verify_exit = EXIT_OK
     try:
         if verify:

@@ -23,6 +23,8 @@ from ms_migrate.versions import Version
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
+    from ms_migrate.string_folding import FoldedText
+
 ALL = "*"
 _IGNORE = re.compile(r"#\s*ms-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9,\s]+))?", re.IGNORECASE)
@@ -41,13 +43,21 @@ class FileContext:
         return ast.parse(self.text)
 
     @cached_property
+    def folded(self) -> FoldedText:
+        """The text with long runs of adjacent string literals folded (libcst cannot take
+        thousands of them); a rewrite of ``folded.text`` goes back through ``folded.unfold``."""
+        from ms_migrate.string_folding import fold_long_strings
+
+        return fold_long_strings(self.text)
+
+    @cached_property
     def cst(self) -> MetadataWrapper:
-        """The libcst module, wrapped for metadata; raises ParseFailure."""
+        """The libcst module of ``folded.text``, wrapped for metadata; raises ParseFailure."""
         from libcst.metadata import MetadataWrapper
 
         from ms_migrate.parsing import parse
 
-        return MetadataWrapper(parse(self.text), unsafe_skip_copy=True)
+        return MetadataWrapper(parse(self.folded.text), unsafe_skip_copy=True)
 
     @cached_property
     def imports(self) -> dict[str, str]:

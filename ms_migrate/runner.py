@@ -11,17 +11,17 @@ import os
 import signal
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate import sources
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import UPGRADE_KINDS, ParseFailure, rules_of_kind, run_rules
+from ms_migrate.pool import WorkerDied, map_in_workers
 from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
@@ -93,6 +93,8 @@ def write_outcome(outcome: FileOutcome) -> None:
     """Write a migrated file, in the parent process only, if it still holds what was migrated."""
     try:
         source = sources.read_source(outcome.path)
+        if source.text == outcome.after:
+            return  # another run, or another hard link to the file in this run, wrote it already
         if source.text != outcome.before:
             outcome.error = f"{outcome.path}: changed on disk during the run; left unchanged"
             return
@@ -137,9 +139,15 @@ def upgrade_files(
         yield from _written(results, write)
         return
     workers = min(jobs, len(paths), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(list(paths),)) as pool:
-        chunks = max(1, len(paths) // (workers * 8))
-        yield from _written(pool.map(work, paths, chunksize=chunks), write)
+    results = map_in_workers(work, paths, workers, _worker_start, (list(paths),))
+    yield from _written(map(_outcome_of, paths, results), write)
+
+
+def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:
+    if isinstance(result, WorkerDied):
+        message = f"worker died ({result.cause}) while processing this file; skipped"
+        return FileOutcome(path, error=f"{path}: {message}")
+    return result
 
 
 def _written(outcomes: Iterable[FileOutcome], write: bool) -> Iterator[FileOutcome]:

@@ -1,8 +1,11 @@
 """Finding, reading and writing source files: the only module that touches the filesystem.
 
 Reading keeps everything a rewrite must give back unchanged: the encoding (PEP 263 cookie or
-UTF-8 BOM), the newline style and the file mode. Writing is atomic: a temporary file in the same
-directory, then ``os.replace``, so an interrupted run never leaves a half-written file.
+UTF-8 BOM), the newline style and the file mode. Writing happens under an advisory lock on the
+file and only if it still holds what was read. It is atomic (a temporary file in the same
+directory, then ``os.replace``), so an interrupted run never leaves a half-written file, except
+for a hard-linked file: that one is rewritten in place so that its other names follow, with its
+old bytes kept in a backup beside it until the new ones are on disk.
 """
 
 from __future__ import annotations
@@ -21,11 +24,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 import pathspec
 
 from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
+
+try:
+    from fcntl import LOCK_EX, LOCK_NB, flock
+except ImportError:  # Windows: writes stay atomic, but two runs are not kept apart
+    flock = None  # type: ignore[assignment]
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -51,10 +59,16 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 SUFFIXES = (".py", ".ipynb")
 # Temporary files are `.NAME.XXXXXXXX.ms-migrate.tmp` beside the file being replaced. A run killed
-# between creating and renaming one leaves it behind; the next writing run removes it.
+# between creating and renaming one leaves it behind; the next writing run removes it. The writer
+# holds a flock on it until the rename, so one nobody holds is an orphan, however young; where
+# locks do not work, only age tells.
 TEMPORARY_SUFFIX = ".ms-migrate.tmp"
 _TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX) + "$")
 STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
+# Backups are `.NAME.XXXXXXXX.ms-migrate.orig`: a hard-linked file's old bytes while it is rewritten
+# in place. One left behind means the write was interrupted; it is reported, never removed.
+BACKUP_SUFFIX = ".ms-migrate.orig"
+_BACKUP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}" + re.escape(BACKUP_SUFFIX) + "$")
 
 
 class SourceError(Exception):
@@ -175,11 +189,24 @@ class _GitIgnores:
         return bool(decision)
 
 
-def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
-    """Delete the temporary files an interrupted run left under ``paths``; only ours, by name,
-    and only once they are old enough not to belong to a run still going on."""
-    removed: list[Path] = []
-    now = time.time()
+@dataclass(frozen=True)
+class Leftovers:
+    """What interrupted runs left under the paths of a run."""
+
+    removed: list[Path]  # temporary files, deleted: the files they were for are whole
+    backups: list[Path]  # old bytes of a file whose in-place write was cut off: the user decides
+
+    @staticmethod
+    def target_of(backup: Path) -> Path:
+        match = _BACKUP.match(backup.name)
+        assert match is not None
+        return backup.with_name(match.group("name"))
+
+
+def clean_up_leftovers(paths: Iterable[Path]) -> Leftovers:
+    """Delete the temporary files interrupted runs left under ``paths`` (only ours, by name, and
+    only those no live run is writing); list their backups."""
+    leftovers = Leftovers([], [])
     for root in paths:
         if not root.is_dir():
             continue
@@ -187,14 +214,40 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
             subdirs[:] = [name for name in subdirs if name not in SKIPPED_DIRECTORIES]
             for name in files:
                 path = Path(directory) / name
-                if not _TEMPORARY.match(name):
-                    continue
-                with contextlib.suppress(OSError):
-                    info = path.lstat()
-                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_AFTER_S:
-                        path.unlink()
-                        removed.append(path)
-    return removed
+                if _BACKUP.match(name):
+                    leftovers.backups.append(path)
+                elif _TEMPORARY.match(name) and _remove_if_orphaned(path):
+                    leftovers.removed.append(path)
+    return leftovers
+
+
+def _remove_if_orphaned(path: Path) -> bool:
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        orphaned = time.time() - info.st_mtime > STALE_AFTER_S
+        if flock is not None:
+            try:
+                flock(handle, LOCK_EX | LOCK_NB)  # held until closed: no writer can start on it
+                orphaned = True
+            except BlockingIOError:  # a live run is writing it
+                return False
+            except OSError:  # no locks on this filesystem: age alone
+                pass
+        there = path.lstat()
+        if not orphaned or (there.st_dev, there.st_ino) != (info.st_dev, info.st_ino):
+            return False
+        path.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
 
 
 def _note_unreadable(found: list[Path], error: OSError) -> None:
@@ -266,7 +319,8 @@ def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
-        raise SourceError(path, f"unknown encoding: {error}", 1) from error
+        # The message names the problem already ("unknown encoding: foobar", "encoding problem").
+        raise SourceError(path, str(error), 1) from error
     has_bom = encoding == "utf-8-sig"
     if has_bom:
         encoding = "utf-8"
@@ -316,36 +370,145 @@ def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
 
 
 def write_source(source: SourceFile, new_text: str) -> None:
-    """Replace ``source.path`` with ``new_text`` atomically, keeping encoding, BOM and mode."""
+    """Write ``new_text`` to ``source.path`` if the file still holds ``source.raw``, keeping
+    encoding, BOM, mode and hard links.
+
+    The read-compare-write runs under an exclusive advisory lock on the file (flock, where the
+    platform has it), so two runs on one tree never write over what the other just wrote unseen.
+    """
     try:
         data = source.encode(new_text)
     except UnicodeEncodeError as error:
         raise SourceError(source.path, f"cannot encode as {source.encoding}: {error}") from error
-    directory = source.path.parent
     # Root may write anything; a file without write bits is still the user's "do not touch".
     if not os.access(source.path, os.W_OK) or not source.mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise SourceError(source.path, "file is read-only; left unchanged")
-    try:
-        if source.path.read_bytes() != source.raw:
+    with _locked(source.path):
+        try:
+            current = source.path.read_bytes()
+            links = source.path.lstat().st_nlink
+        except OSError as error:
+            raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
+        if current != source.raw:
             raise SourceError(source.path, "changed on disk during the run; left unchanged")
-    except OSError as error:
-        raise SourceError(source.path, f"cannot read back: {error.strerror or error}") from error
+        if links > 1:
+            _overwrite_in_place(source.path, data, current)
+        else:
+            _replace(source.path, data, source.mode)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the file at ``path``; wait while another run holds it."""
+    if flock is None:
+        yield
+        return
+    while True:
+        try:
+            # O_NONBLOCK: were a FIFO put in the file's place, opening it would block the run.
+            handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            raise SourceError(path, f"cannot lock: {error.strerror or error}") from error
+        try:
+            flock(handle, LOCK_EX)
+            locked, there = os.fstat(handle), path.lstat()
+        except BaseException as error:
+            os.close(handle)
+            if isinstance(error, OSError):
+                raise SourceError(path, f"cannot lock: {error.strerror or error}") from error
+            raise
+        if (locked.st_dev, locked.st_ino) == (there.st_dev, there.st_ino):
+            break
+        # The holder replaced the file while we waited: the lock is on a name-less inode now.
+        os.close(handle)
     try:
-        prefix = f".{source.path.name}."
-        handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=directory)
-    except OSError as error:
-        raise SourceError(source.path, f"cannot write next to the file: {error.strerror}") from error
+        yield
+    finally:
+        os.close(handle)
+
+
+@contextlib.contextmanager
+def _new_file_beside(path: Path, suffix: str) -> Iterator[tuple[BinaryIO, Path]]:
+    """A new file `.NAME.XXXXXXXX<suffix>` next to ``path``, open and flock-ed for the block (so
+    that another run's clean-up does not take it for an orphan), removed if the block fails."""
+    while True:
+        try:
+            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+        except OSError as error:
+            raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error
+        if flock is None or _lock_new(handle):
+            break
+        os.close(handle)  # a clean-up removed it in the instant before the lock: make another
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, source.mode)
-        os.replace(temporary, source.path)
+            yield stream, Path(name)
     except BaseException as error:
         # Also on KeyboardInterrupt: the original stays whole and no temporary file is left.
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            os.unlink(name)
         if isinstance(error, OSError):
-            raise SourceError(source.path, f"cannot write: {error.strerror or error}") from error
+            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
+
+
+def _lock_new(handle: int) -> bool:
+    """Lock a file just created; False if it lost its name first."""
+    try:
+        flock(handle, LOCK_EX)
+    except OSError:  # no locks on this filesystem: clean-ups go by age there
+        return True
+    return os.fstat(handle).st_nlink > 0
+
+
+def _fill(stream: BinaryIO, data: bytes) -> None:
+    stream.seek(0)
+    stream.write(data)
+    stream.truncate()
+    stream.flush()
+    os.fsync(stream.fileno())
+
+
+def _replace(path: Path, data: bytes, mode: int) -> None:
+    """Swap in a new file: readers, and a run killed at any point, see the old or the new one."""
+    with _new_file_beside(path, TEMPORARY_SUFFIX) as (stream, temporary):
+        _fill(stream, data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)  # still open and locked: renamed, it is no orphan
+
+
+def _overwrite_in_place(path: Path, data: bytes, old: bytes) -> None:
+    """Rewrite a hard-linked file through its inode, which its other names share (os.replace
+    would give this name a new inode and leave them the old text). Until the new bytes are on
+    disk the old ones are in a backup beside it; a failed write puts them back."""
+    with _new_file_beside(path, BACKUP_SUFFIX) as (stream, backup):
+        _fill(stream, old)
+    _sync_directory(path.parent)  # the backup's name survives a crash too
+    try:
+        with path.open("r+b") as stream:
+            _fill(stream, data)
+    except BaseException as error:
+        try:
+            with path.open("r+b") as stream:
+                _fill(stream, old)
+        except OSError as restoring:
+            message = f"cannot write, nor restore: its old bytes are in {backup.name}"
+            raise SourceError(path, message) from restoring
+        _remove_backup(backup)
+        if isinstance(error, OSError):
+            raise SourceError(path, f"cannot write: {error.strerror or error}") from error
+        raise
+    _remove_backup(backup)
+
+
+def _remove_backup(backup: Path) -> None:
+    with contextlib.suppress(OSError):  # were it to stay, the next run would ask the user to look
+        backup.unlink()
+
+
+def _sync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform opens directories
+        handle = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)

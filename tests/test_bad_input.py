@@ -79,3 +79,24 @@ def test_a_broken_notebook_is_reported_and_the_run_goes_on(
 ) -> None:
     code, output = _run(tmp_path, "lesson.ipynb", document, "upgrade")
     assert code == 2 and message in output and "Traceback" not in output
+
+
+def test_an_unknown_encoding_cookie_is_named_once(tmp_path: Path) -> None:
+    code, output = _run(tmp_path, "cookie.py", "# -*- coding: foobar -*-\n" + SNIPPET, "upgrade")
+    assert code == 2 and f"{tmp_path / 'cookie.py'}:1: unknown encoding: foobar\n" in output
+    assert output.count("unknown encoding") == 1, output
+
+
+@pytest.mark.parametrize("literals", [400, 5_000], ids=["past-the-recursion-limit", "past-libcst-3000"])
+def test_thousands_of_concatenated_literals_are_processed(tmp_path: Path, literals: int) -> None:
+    # libcst refuses more than 3,000 adjacent literals and recursed once per literal; the run is
+    # handed to it folded into one placeholder and comes back byte for byte.
+    run = "TABLE = (\n" + "".join(f'    "row {index}"  # {index}\n' for index in range(literals)) + ")\n"
+    legacy = (FIXTURES / "ms101" / "cell_get_by_list.py").read_text()
+    expected = (FIXTURES / "ms101" / "cell_get_by_list.expected.py").read_text()
+    code, output = _run(tmp_path, "table.py", run + legacy, "upgrade")
+    assert code == 0, output
+    assert (tmp_path / "table.py").read_text() == run + expected
+    creation = legacy.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
+    site = run.count("\n") + creation + 1
+    assert f"{tmp_path / 'table.py'}:{site}:1: MS101" in output

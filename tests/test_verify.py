@@ -200,17 +200,19 @@ def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> Non
     code, output = invoke("upgrade", "--verify", str(project))
     assert code == 1, output
     src = project / "src"
-    for name in ("train.py", "train_functional.py", "train_loss_scale.py"):
+    for name in ("train.py", "train_functional.py", "train_loss_scale.py", "custom_cell.py"):
         assert (src / name).read_bytes() != original[name], name
         assert "GradOperation" not in (src / name).read_text(encoding="utf-8")
+        assert "self.grad(" not in (src / name).read_text(encoding="utf-8")
     assert (src / "train_bn.py").read_bytes() == original["train_bn.py"]
-    for site in ("TrainOneStepCell:13", "train_step:15", "TrainWithLossScale:7"):
+    # ClippedTrainStep applies the self.grad that nn.TrainOneStepCell creates.
+    for site in ("TrainOneStepCell:13", "train_step:15", "TrainWithLossScale:7", "ClippedTrainStep:6"):
         for mode in ("pynative", "graph"):
             assert table_rows(output)[(site.split(":")[0], mode)][3] == "equal", (site, mode, output)
     graph_failure = "AFTER fails at step 1 while BEFORE runs: TypeError: The parameters number of"
     assert f"TrainBatchNorm:9 (graph): differs: {graph_failure}" in output
     assert f"{src / 'train_bn.py'}: not written: 2 site runs: 1 equal, 1 differs" in output
-    assert "3 files changed" in output
+    assert "4 files changed" in output
 
     code, output = invoke("upgrade", "--dry-run", "--verify", str(src / "train_bn.py"))
     assert code == 1, output

@@ -54,7 +54,7 @@ def rewrite(ctx: FileContext) -> Rewrite:
     new_module = _apply(analysis, plans, result) if plans else None
     if new_module is None:
         return result
-    new_text = new_module.code
+    new_text = ctx.folded.unfold(new_module.code)
     for ending in ("\r\n", "\r", "\n"):
         # libcst drops the final newline of a file whose lines end in a bare CR.
         if ctx.text.endswith(ending):

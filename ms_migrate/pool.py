@@ -1,0 +1,239 @@
+"""Worker processes for a run over many files, where a worker that dies costs only the file it held.
+
+``concurrent.futures.ProcessPoolExecutor`` breaks as a whole when one worker dies (a segfault in
+libcst's native parser, the OOM killer, a stray ``kill``): every pending result is lost and the
+run stops with ``BrokenProcessPool``. Here each worker has its own pipe and writes the index of
+the item it is on into shared memory, so when one dies the parent knows exactly which item it
+held, reports that one, starts a fresh worker and hands the dead one's other items on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Generic, TypeVar, Union
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+# Items go out in batches (one message each way per batch, not per item) of at most MAX_BATCH,
+# and each worker has up to WINDOW batches, so it starts the next as soon as it has sent one. A
+# death costs the item the worker was on; the rest of its batches are done again by another.
+MAX_BATCH = 16
+WINDOW = 2
+# Deaths in a row that blame no item and follow no result: workers that cannot start at all (a
+# broken installation, no memory) end the run instead of being replaced forever.
+MAX_UNEXPLAINED_DEATHS = 3
+STOP_TIMEOUT_S = 5.0
+# What a worker's shared `current` holds besides an item's index.
+_NOT_STARTED, _BETWEEN_ITEMS = -1, -2
+
+
+def describe_exit(exitcode: int) -> str:
+    """A process's exit status as people read it: "signal 11, SIGSEGV" or "exit code 3"."""
+    if exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        return f"signal {-exitcode}, {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return f"signal {-exitcode}"
+
+
+@dataclass(frozen=True)
+class WorkerDied:
+    """The result for an item whose worker died while processing it."""
+
+    index: int
+    exitcode: int
+
+    @property
+    def cause(self) -> str:
+        return describe_exit(self.exitcode)
+
+
+class WorkersKeepDying(RuntimeError):
+    """Worker processes keep dying outside any item (before the first one, or between two)."""
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """An exception the task raised in a worker; the parent raises it again."""
+
+    error: BaseException
+
+
+def _serve(
+    task: Callable[[Any], Any],
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...],
+    connection: Connection,
+    current: Any,
+) -> None:
+    """A worker's life: take a batch of (index, item), note each index in ``current`` while on
+    its item, send back the batch's (index, result)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's; it stops the workers
+    initializer(*initargs)
+    while True:
+        try:
+            batch = connection.recv()
+        except EOFError:  # the parent is gone
+            return
+        if batch is None:  # the parent is done
+            return
+        results: list[tuple[int, Any]] = []
+        for index, item in batch:
+            current.value = index
+            try:
+                results.append((index, task(item)))
+            except Exception as error:
+                results.append((index, _Raised(error)))
+        current.value = _BETWEEN_ITEMS  # a death while sending is no item's fault
+        connection.send(results)
+
+
+class _Worker:
+    def __init__(
+        self,
+        context: Any,
+        task: Callable[[Any], Any],
+        initializer: Callable[..., None],
+        initargs: tuple[Any, ...],
+    ) -> None:
+        self.current = context.RawValue("q", _NOT_STARTED)
+        self.connection, child_end = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(task, initializer, initargs, child_end, self.current), daemon=True
+        )
+        self.process.start()
+        child_end.close()  # so that the worker's death reads as end of file here
+        self.sent: deque[int] = deque()
+
+    def send(self, batch: list[tuple[int, Any]]) -> None:
+        self.sent.extend(index for index, _ in batch)
+        with contextlib.suppress(OSError):  # it died: its sentinel tells, the items go elsewhere
+            self.connection.send(batch)
+
+    def receive(self) -> tuple[list[tuple[int, Any]], bool]:
+        """The results waiting in the pipe, and whether the worker is still there."""
+        received: list[tuple[int, Any]] = []
+        try:
+            while self.connection.poll():
+                for index, result in self.connection.recv():
+                    self.sent.remove(index)
+                    received.append((index, result))
+        except (EOFError, OSError):  # also results cut off by the death
+            return received, False
+        return received, self.process.is_alive()
+
+    def stop(self) -> None:
+        """Let an idle worker exit; terminate one still on an item (Ctrl-C, an early stop)."""
+        if self.sent:
+            self.process.terminate()
+        else:
+            # An explicit message: workers forked later hold copies of this end of the pipe, so
+            # closing it would not read as end of file there.
+            with contextlib.suppress(OSError):
+                self.connection.send(None)
+        self.process.join(STOP_TIMEOUT_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.process.close()  # its sentinel: a long run may replace many workers
+        self.connection.close()
+
+
+class _Run(Generic[Item, Result]):
+    def __init__(
+        self,
+        task: Callable[[Item], Result],
+        items: Sequence[Item],
+        workers: int,
+        initializer: Callable[..., None],
+        initargs: tuple[Any, ...],
+    ) -> None:
+        self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
+        self.context = multiprocessing.get_context()
+        self.workers = [self.new_worker() for _ in range(workers)]
+        self.queue = deque(range(len(items)))
+        self.batch = max(1, min(MAX_BATCH, len(items) // (workers * 8)))
+        self.results: dict[int, Any] = {}
+        self.unexplained_deaths = 0
+
+    def new_worker(self) -> _Worker:
+        return _Worker(self.context, self.task, self.initializer, self.initargs)
+
+    def results_in_order(self) -> Iterator[Union[Result, WorkerDied]]:
+        for index in range(len(self.items)):
+            while index not in self.results:
+                self.step()
+            result = self.results.pop(index)
+            if isinstance(result, _Raised):
+                raise result.error
+            yield result
+
+    def step(self) -> None:
+        """Keep every worker's window full, then take what the first ready workers have."""
+        for worker in self.workers:
+            while self.queue and len(worker.sent) < WINDOW * self.batch:
+                batch = [self.queue.popleft() for _ in range(min(self.batch, len(self.queue)))]
+                worker.send([(index, self.items[index]) for index in batch])
+        ready = set(wait([worker.connection for worker in self.workers] + self.sentinels()))
+        for position, worker in enumerate(self.workers):
+            if worker.connection not in ready and worker.process.sentinel not in ready:
+                continue
+            received, alive = worker.receive()
+            self.results.update(received)
+            if received:
+                self.unexplained_deaths = 0
+            if not alive:
+                self.replace(position, worker)
+
+    def sentinels(self) -> list[Any]:
+        return [worker.process.sentinel for worker in self.workers]
+
+    def replace(self, position: int, dead: _Worker) -> None:
+        """Blame the item the dead worker held, queue its others again, start a fresh worker."""
+        dead.process.join(STOP_TIMEOUT_S)  # its pipe is closed: it is exiting
+        held = dead.current.value
+        exitcode = dead.process.exitcode or 0
+        if held in dead.sent:
+            dead.sent.remove(held)
+            self.results[held] = WorkerDied(held, exitcode)
+        else:
+            self.unexplained_deaths += 1
+            if self.unexplained_deaths >= MAX_UNEXPLAINED_DEATHS:
+                cause = describe_exit(exitcode)
+                raise WorkersKeepDying(f"worker processes keep dying outside any file ({cause})")
+        self.queue.extendleft(reversed(dead.sent))
+        dead.sent.clear()
+        dead.stop()
+        self.workers[position] = self.new_worker()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+def map_in_workers(
+    task: Callable[[Item], Result],
+    items: Sequence[Item],
+    workers: int,
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...] = (),
+) -> Iterator[Union[Result, WorkerDied]]:
+    """``task(item)`` for every item, in ``workers`` processes, yielded in the order of ``items``.
+
+    An item whose worker died while on it yields ``WorkerDied``; the run goes on with a fresh
+    worker. An exception the task raises is raised here, as ``map`` would. ``initializer`` runs
+    in each worker before its first item.
+    """
+    run = _Run(task, items, workers, initializer, initargs)
+    try:
+        yield from run.results_in_order()
+    finally:
+        run.close()  # also on Ctrl-C, or when the caller stops early

@@ -1,0 +1,53 @@
+"""The worker pool on its own: results in order, a dying worker costs only its item, a task's
+exception reaches the caller, and workers that cannot start end the run."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ms_migrate.pool import WorkerDied, WorkersKeepDying, map_in_workers
+
+
+def _nothing() -> None:
+    pass
+
+
+def _exit_at_start() -> None:
+    os._exit(1)
+
+
+def _double_or_exit(item: int) -> int:
+    if item in (5, 37):
+        os._exit(3)  # as a native crash would: no exception, no cleanup
+    return item * 2
+
+
+def _double_or_raise(item: int) -> int:
+    if item == 3:
+        raise ValueError("three")
+    return item * 2
+
+
+def test_results_come_in_order_and_a_dying_worker_costs_only_its_item() -> None:
+    results = list(map_in_workers(_double_or_exit, list(range(60)), 2, _nothing))
+    assert results[5] == WorkerDied(5, 3) and results[37] == WorkerDied(37, 3)
+    assert results[5].cause == "exit code 3"
+    assert [result for index, result in enumerate(results) if index not in (5, 37)] == [
+        index * 2 for index in range(60) if index not in (5, 37)
+    ]
+
+
+def test_an_exception_in_the_task_reaches_the_caller() -> None:
+    with pytest.raises(ValueError, match="three"):
+        list(map_in_workers(_double_or_raise, list(range(10)), 2, _nothing))
+
+
+def test_workers_that_die_before_their_first_item_end_the_run() -> None:
+    with pytest.raises(WorkersKeepDying, match="exit code 1"):
+        list(map_in_workers(_double_or_exit, list(range(10)), 2, _exit_at_start))
+
+
+def test_signals_are_named() -> None:
+    assert WorkerDied(0, -9).cause == "signal 9, SIGKILL"
