@@ -167,20 +167,56 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
     )
 
 
+def _sort_key(statement: cst.SimpleStatementLine) -> tuple[bool, str]:
+    """isort's (and ruff's I001) order within a section: `import x` lines, then `from x import`,
+    each by module name, case-insensitively."""
+    small = statement.body[0]
+    if isinstance(small, cst.Import):
+        return (False, cst.Module(body=[]).code_for_node(small.names[0].name).lower())
+    assert isinstance(small, cst.ImportFrom)
+    module = cst.Module(body=[]).code_for_node(small.module) if small.module is not None else ""
+    return (True, "." * len(small.relative) + module.lower())
+
+
+def _starts_block(statement: cst.SimpleStatementLine) -> bool:
+    return any(line.comment is None for line in statement.leading_lines)
+
+
 def add_import(module: cst.Module, local: str) -> cst.Module:
-    """Insert `import mindspore [as local]` after the last import that precedes any def/class."""
+    """Insert `import mindspore [as local]` where isort would put it: in the import block that
+    holds the file's other MindSpore imports, in sorted order; else after the last import that
+    precedes any def/class."""
     body = list(module.body)
     position = 1 if body and _is_docstring(body[0]) else 0
-    mindspore_position = None
+    blocks: list[list[int]] = []
     for index, statement in enumerate(body):
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             break
-        if _is_import_line(statement):
-            position = index + 1
-            if "mindspore" in cst.Module(body=[]).code_for_node(statement):
-                mindspore_position = index + 1
-    # Next to the file's other MindSpore imports when there are any, else after the last import.
-    body.insert(mindspore_position or position, _import_statement(local))
+        if not _is_import_line(statement):
+            continue
+        position = index + 1
+        assert isinstance(statement, cst.SimpleStatementLine)
+        if blocks and blocks[-1][-1] == index - 1 and not _starts_block(statement):
+            blocks[-1].append(index)
+        else:
+            blocks.append([index])
+    new = _import_statement(local)
+    code = cst.Module(body=[]).code_for_node
+    block = next((block for block in blocks if any("mindspore" in code(body[i]) for i in block)), None)
+    if block is None:
+        body.insert(position, new)
+        return module.with_changes(body=body)
+    key = _sort_key(new)
+    later = [i for i in block if _sort_key(body[i]) > key]  # type: ignore[arg-type]
+    if not later:
+        body.insert(block[-1] + 1, new)
+    elif later[0] == block[0]:
+        # First in its block: the blank lines and comments that open the block stay above it.
+        first = body[block[0]]
+        body[block[0]] = first.with_changes(leading_lines=())  # type: ignore[union-attr]
+        body.insert(block[0], new.with_changes(leading_lines=first.leading_lines))  # type: ignore[union-attr]
+    else:
+        body.insert(later[0], new)
     return module.with_changes(body=body)
 
 

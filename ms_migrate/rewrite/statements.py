@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import libcst as cst
+
+# Comments that instruct a tool about their own line (or file) and mean nothing elsewhere, and
+# licence headers, which are never dropped with a statement.
+_PRAGMA = re.compile(r"#\s*(noqa|type:|pylint:|fmt:|isort:|ms-migrate:|pragma|nosec|-\*-|!)", re.IGNORECASE)
+_LICENCE = re.compile(r"copyright|licen[cs]e", re.IGNORECASE)
+
+
+def _is_pragma(comment: cst.Comment) -> bool:
+    return bool(_PRAGMA.match(comment.value))
+
+
+def _without_attached_comments(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """``lines`` minus the comment block directly above the statement (no blank line between),
+    pragmas and licence text excepted: it described the statement that goes."""
+    kept = list(lines)
+    while kept and kept[-1].comment is not None:
+        comment = kept[-1].comment
+        if _is_pragma(comment) or _LICENCE.search(comment.value):
+            break
+        kept.pop()
+    return kept
 
 
 def _join_lines(carried: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
@@ -18,16 +40,21 @@ class StatementEditor(cst.CSTTransformer):
     """Replaces and removes whole statement lines, keeping their comments.
 
     A removed line's own comment lines move to the next statement of its block (or the block's
-    footer), so explanatory comments, often in Chinese in real code, are never dropped.
+    footer), so explanatory comments, often in Chinese in real code, are not lost with a line
+    whose work moved elsewhere. A line in ``gone`` (its work is gone altogether, like a grad op's
+    creation) takes its trailing comment and the comment block directly above it along. A
+    removed line's trailing pragma (`# noqa: ...`) always goes: it is about that line only.
     """
 
     def __init__(
         self,
         replacements: dict[int, Sequence[cst.BaseStatement]],
         removals: set[int],
+        gone: frozenset[int] = frozenset(),
     ) -> None:
         self.replacements = replacements
         self.removals = removals
+        self.gone = gone
 
     def _edit_body(
         self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
@@ -36,10 +63,13 @@ class StatementEditor(cst.CSTTransformer):
         carried: list[cst.EmptyLine] = []
         for before, after in zip(original, updated):
             if id(before) in self.removals:
-                carried.extend(after.leading_lines)
+                gone = id(before) in self.gone
+                leading = after.leading_lines
+                carried.extend(_without_attached_comments(leading) if gone else leading)
                 trailing = getattr(after, "trailing_whitespace", None)
-                if trailing is not None and trailing.comment is not None:
-                    carried.append(cst.EmptyLine(comment=trailing.comment))
+                comment = trailing.comment if trailing is not None else None
+                if comment is not None and not gone and not _is_pragma(comment):
+                    carried.append(cst.EmptyLine(comment=comment))
                 continue
             new = list(self.replacements.get(id(before), [after]))
             if carried:

@@ -19,7 +19,7 @@ from ms_migrate.rewrite.statements import StatementEditor
 from ms_migrate.rules.ms101.analysis import Application, GradOpSite, ModuleAnalysis, analyse
 from ms_migrate.rules.ms101.plan import NetworkVarargs, Plan, plan_site
 from ms_migrate.rules.ms101.reasons import left_alone, note
-from ms_migrate.rules.ms101.transform import FORWARD_NAME, SCALED_FORWARD_NAME, new_statements
+from ms_migrate.rules.ms101.transform import FORWARD_NAME, SCALED_FORWARD_NAME, line_limit, new_statements
 
 CODE = "MS101"
 
@@ -51,7 +51,7 @@ def rewrite(ctx: FileContext) -> Rewrite:
     project = ctx.project.with_local(ctx.text, ctx.path)
     result = Rewrite()
     plans = _plan_module(analysis, ctx, project, result.diagnostics)
-    new_module = _apply(analysis, plans, result) if plans else None
+    new_module = _apply(analysis, plans, result, ctx.folded.text) if plans else None
     if new_module is None:
         return result
     new_text = ctx.folded.unfold(new_module.code)
@@ -119,8 +119,10 @@ def _free_name(base: str, taken: set[str]) -> str:
     return name
 
 
-def _apply(analysis: ModuleAnalysis, plans: list[Plan], result: Rewrite) -> Optional[cst.Module]:
+def _apply(analysis: ModuleAnalysis, plans: list[Plan], result: Rewrite, text: str) -> Optional[cst.Module]:
     module = analysis.module
+    source_lines = text.splitlines()
+    limit = line_limit(text)
     module_names = imports.all_names(module)
     before = imports.loaded_names(module)
     replacements: dict[int, list[cst.BaseStatement]] = {}
@@ -156,7 +158,9 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], result: Rewrite) -> Opti
                 helper = _free_name(FORWARD_NAME, module_names)
             statement = plan.application.statement
             assert statement is not None
-            replacements[id(statement.line)] = new_statements(plan, function, module, helper)
+            start = source_lines[analysis.line_of(statement.line) - 1]
+            indent = start[: len(start) - len(start.lstrip())]
+            replacements[id(statement.line)] = new_statements(plan, function, module, helper, indent, limit)
             removals |= {id(removed.line) for removed in plan.removals}
             line = plan.site.line
             converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
@@ -165,7 +169,10 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], result: Rewrite) -> Opti
             result.diagnostics.extend(note(line, code) for code in plan.notes)
     if not result.converted:
         return None
-    new_module = module.visit(StatementEditor(replacements, removals))
+    # A removed creation's comments described the op, which is gone; other removed lines (a
+    # forward merged into the grad call) did work that goes on elsewhere, and keep theirs.
+    creations = frozenset(id(plan.site.statement.line) for plan in plans if plan.site.statement is not None)
+    new_module = module.visit(StatementEditor(replacements, removals, creations & removals))
     if pending_import is not None:
         new_module = imports.add_import(new_module, pending_import)
     candidates = {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
+from typing import Optional
 
 import libcst as cst
 
@@ -137,10 +139,69 @@ def _discard_name(plan: Plan) -> str:
     return name
 
 
+# ruff's and black's default line length; a file with longer lines shows its own limit.
+DEFAULT_LINE_LENGTH = 88
+
+
+def width(text: str) -> int:
+    """Display width, as ruff counts it for E501: East Asian wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def line_limit(text: str) -> int:
+    return max([DEFAULT_LINE_LENGTH, *(width(line) for line in text.splitlines())])
+
+
+def _split_arguments(call: cst.Call, step: str) -> Optional[cst.Call]:
+    """``call`` with its arguments on a line of their own and the closing paren on the next."""
+    if not call.args:
+        return None
+    opening = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(step))
+    closing = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(""))
+    last = call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing)
+    args = [*call.args[:-1], last]
+    return call.with_changes(whitespace_before_args=opening, args=args)
+
+
+def _fitted(
+    line: cst.SimpleStatementLine, call: cst.Call, module: cst.Module, indent: str, limit: int
+) -> cst.SimpleStatementLine:
+    """``line`` as is when it fits in ``limit`` columns, else with the grad call split the way
+    black splits it: the application's arguments first, then the grad function's, then both."""
+
+    def fits(candidate: cst.SimpleStatementLine) -> bool:
+        code = module.code_for_node(candidate)
+        return all(width(indent + text) <= limit for text in code.splitlines())
+
+    if fits(line) or not isinstance(call.func, cst.Call):
+        return line
+    step = module.default_indent
+    outer = _split_arguments(call, step)
+    inner = _split_arguments(call.func, step)
+    candidates = []
+    if outer is not None:
+        candidates.append(outer)
+    if inner is not None:
+        candidates.append(call.with_changes(func=inner))
+        if outer is not None:
+            candidates.append(outer.with_changes(func=inner))
+    for candidate in candidates:
+        fitted = line.deep_replace(call, candidate)
+        if fits(fitted):  # type: ignore[arg-type]
+            return fitted  # type: ignore[return-value]
+    return line
+
+
 def new_statements(
-    plan: Plan, function_expression: str, module: cst.Module, helper_name: str
+    plan: Plan,
+    function_expression: str,
+    module: cst.Module,
+    helper_name: str,
+    indent: str = "",
+    limit: int = 0,
 ) -> list[cst.BaseStatement]:
-    """The statements that replace the line holding the grad call."""
+    """The statements that replace the line holding the grad call; the grad call's line is split
+    when it would be longer than ``limit`` columns at ``indent`` (no limit when 0)."""
     statement = plan.application.statement
     assert statement is not None
     line = statement.line
@@ -182,7 +243,8 @@ def new_statements(
         if plan.wrap_single:
             replacement = cst.Tuple([cst.Element(call, comma=cst.Comma())])
         new_small = small.deep_replace(plan.application.outer, replacement)
-    produced.append(line.with_changes(body=[new_small], leading_lines=[]))
+    new_line = line.with_changes(body=[new_small], leading_lines=[])
+    produced.append(_fitted(new_line, call, module, indent, limit) if limit else new_line)
     # The replaced line's own blank lines and comments go before whatever now comes first.
     produced[0] = produced[0].with_changes(leading_lines=line.leading_lines)
     return produced
