@@ -16,9 +16,10 @@ import click
 from rich.console import Console
 
 from ms_migrate import sources
-from ms_migrate.verify.config import ConfigError, apply_settings, find_config, modes_for
+from ms_migrate.verify.config import OPTION_SETTINGS, ConfigError, apply_settings, find_config, modes_for
 from ms_migrate.verify.model import (
     DEFAULT_ATOL,
+    DEFAULT_IMPORT_TIMEOUT_S,
     DEFAULT_MEMORY_LIMIT_MB,
     DEFAULT_RTOL,
     DEFAULT_STEPS,
@@ -41,9 +42,9 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 def _explicit(ctx: click.Context) -> set[str]:
     """Options given on the command line (they win over the project's pyproject.toml)."""
     given = set()
-    for name in ("device", "mode", "steps", "rtol", "atol", "timeout", "memory_limit", "workers"):
-        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
-            given.add(name.replace("_", "-"))
+    for key in OPTION_SETTINGS:
+        if ctx.get_parameter_source(key.replace("-", "_")) is not click.core.ParameterSource.DEFAULT:
+            given.add(key)
     return given
 
 
@@ -92,7 +93,16 @@ def _explicit(ctx: click.Context) -> set[str]:
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     metavar="SECONDS",
-    help="Per site and mode (per run with --script).",
+    help="Per site and mode, imports not counted (per run with --script).",
+)
+@click.option(
+    "--import-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_IMPORT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per import of BEFORE, AFTER or the factory's module (at most --timeout); "
+    "a module that never finishes importing is reported after this long.",
 )
 @click.option(
     "--memory-limit",
@@ -127,6 +137,7 @@ def verify_command(
     atol: float,
     output_format: str,
     timeout: float,
+    import_timeout: float,
     memory_limit: Optional[int],
     workers: Optional[int],
     python: Optional[str],
@@ -146,6 +157,7 @@ def verify_command(
         rtol=rtol,
         atol=atol,
         timeout_s=timeout,
+        import_timeout_s=import_timeout,
         memory_limit_mb=memory_limit,
         workers=workers,
         python=python,

@@ -23,6 +23,9 @@ DEFAULT_STEPS = 3
 DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-6
 DEFAULT_TIMEOUT_S = 300.0
+# Importing a training module normally takes seconds (MindSpore is already loaded in the worker);
+# a module that waits on a server or loops forever at import should not cost the full run timeout.
+DEFAULT_IMPORT_TIMEOUT_S = 60.0
 # Address space, not resident memory: MindSpore maps about 2.5 GiB of virtual memory on CPU
 # before running anything, and works under 3 GiB. 16 GiB stops a runaway allocation long before it
 # hurts the machine. On GPU and Ascend the driver reserves huge address ranges, so no limit there.
@@ -48,7 +51,8 @@ class VerifyOptions:
     steps: int = DEFAULT_STEPS
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, and per module import
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, not counting the imports
+    import_timeout_s: float = DEFAULT_IMPORT_TIMEOUT_S  # per module import, at most timeout_s
     memory_limit_mb: Optional[int] = None  # None: the device's default; 0: no limit
     python: Optional[str] = None  # interpreter with MindSpore; default: this one
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
@@ -60,6 +64,11 @@ class VerifyOptions:
         if limit is None:
             limit = DEFAULT_MEMORY_LIMIT_MB if self.device == "CPU" else 0
         return limit * 2**20 if limit else None
+
+    @property
+    def import_limit_s(self) -> float:
+        """A site's own timeout is also the most its module's import may take."""
+        return min(self.import_timeout_s, self.timeout_s)
 
     @property
     def interpreter(self) -> str:
