@@ -12,6 +12,7 @@
     import-timeout = 60                # seconds per import of a user module
     memory-limit = 16384
     workers = 2
+    sandbox = true                     # see sandbox.py
 
 The factory is called with the class or function under test (once per version) and returns
 ``(callable, inputs)``: typically ``(cls(network, optimizer), (data, label))``. It returns None for
@@ -125,6 +126,7 @@ _OPTION_KEYS = {
     "import-timeout": "import_timeout_s",
     "memory-limit": "memory_limit_mb",
     "workers": "workers",
+    "sandbox": "sandbox",
 }
 # The keys that give defaults to the command-line options of the same names.
 OPTION_SETTINGS = (*_OPTION_KEYS, "mode")

@@ -32,6 +32,9 @@ DEFAULT_IMPORT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 16384
 
 EXIT_EQUAL, EXIT_DIFFERS, EXIT_NOT_RUN = 0, 1, 2
+# --sandbox was asked for and this machine cannot provide it: nothing ran. Apart from 2 so that a
+# CI job can tell "this runner cannot sandbox" from "the code could not be run".
+EXIT_NO_SANDBOX = 3
 
 
 class Verdict(str, enum.Enum):
@@ -57,6 +60,7 @@ class VerifyOptions:
     python: Optional[str] = None  # interpreter with MindSpore; default: this one
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
+    sandbox: bool = False  # user code may write only its scratch directory (sandbox.py)
 
     @property
     def memory_limit_bytes(self) -> Optional[int]:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Optional
 
+from ms_migrate.verify import sandbox
 from ms_migrate.verify.model import Verdict, VerifyOptions
 
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
@@ -61,6 +62,8 @@ class Worker:
         self.stderr = tempfile.TemporaryFile(dir=workdir)  # noqa: SIM115
         command = [options.interpreter, "-m", "ms_migrate.verify.worker"]
         command += ["--memory", str(options.memory_limit_bytes or 0)]
+        if options.sandbox:
+            command = [*sandbox.command_prefix(workdir, options.interpreter), "--", *command]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
