@@ -117,7 +117,7 @@ def test_compile_and_fixed_point_detection_on_real_files(tmp_path: Path) -> None
     notebook = tmp_path / "bad.ipynb"
     notebook.write_text('{"cells": [', encoding="utf-8")
     assert stress.compile_problem(good) is None
-    assert stress.compile_problem(bad).startswith("SyntaxError: '(' was never closed")
+    assert stress.compile_problem(bad).startswith("SyntaxError: ")  # the wording varies by Python
     assert stress.compile_problem(notebook).startswith("not JSON:")
 
     first = stress.snapshot(tmp_path)
