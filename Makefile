@@ -35,11 +35,11 @@ example: $(VENV)/.core-installed
 	@sed -n '/^class TrainOneStepCell/,/return loss/p' $(EXAMPLE_OUT)/legacy_project/src/train.py
 
 test: $(VENV)/.dev-installed
-	$(BIN)/python -m ruff check ms_migrate tests benchmarks
+	$(BIN)/python -m ruff check ms_migrate tests benchmarks scripts
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
 
 lint: $(VENV)/.dev-installed
-	$(BIN)/python -m ruff check ms_migrate tests benchmarks
+	$(BIN)/python -m ruff check ms_migrate tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) $(EXAMPLE_OUT) .pytest_cache

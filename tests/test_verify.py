@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from ms_migrate.engine import migrate_text
 from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_many, verify_pairs
 from ms_migrate.verify.compare import compare_numbers
 from ms_migrate.verify.config import _fallback_table, apply_settings, find_config
-from ms_migrate.verify.model import SiteResult, VerificationReport
+from ms_migrate.verify.model import MODES, SiteResult, VerificationReport
 from ms_migrate.verify.render import print_report
 from ms_migrate.verify.sites import differing_sites
 from ms_migrate.versions import Version
@@ -176,10 +177,12 @@ def test_crash_timeout_and_memory_limit_cost_only_their_own_site(tmp_path: Path)
     after = (MS101 / "local_ms_name_not_shadowed.expected.py").read_text(encoding="utf-8")
     hog = "import numpy\n_buffer = numpy.empty(6 * 2**30, numpy.uint8)  # lazily mapped, over the limit\n"
     crash = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    forward = "        loss = self.network(x, y)\n"
+    sleeps = before.replace(forward, '        __import__("time").sleep(600)\n' + forward)  # in the step
     items = [
         (tmp_path / "memory.py", hog + before, after),
         (tmp_path / "crash.py", before, crash + after),
-        (tmp_path / "sleeps.py", "import time\ntime.sleep(600)\n" + before, after),
+        (tmp_path / "sleeps.py", sleeps, after),
         (tmp_path / "fine.py", before, after),
     ]
     options = VerifyOptions(modes=("pynative",), timeout_s=8, memory_limit_mb=4096)
@@ -188,6 +191,26 @@ def test_crash_timeout_and_memory_limit_cost_only_their_own_site(tmp_path: Path)
     assert crashed.verdict is Verdict.NOT_RUN and crashed.reason == "the worker died with signal SIGKILL"
     assert sleeps.verdict is Verdict.NOT_RUN and sleeps.reason == "timed out after 8 s"
     assert fine.verdict is Verdict.EQUAL and fine.steps == 3
+
+
+@pytest.mark.mindspore
+def test_import_that_never_returns_costs_the_import_limit_not_the_site_timeout(tmp_path: Path) -> None:
+    """BEFORE loops forever at import. Its file is reported in both modes after one 3 s wait (the
+    other mode is not tried again), and the next file is still verified, well inside the 300 s
+    site timeout that used to be the only limit."""
+    before = (MS101 / "local_ms_name_not_shadowed.py").read_text(encoding="utf-8")
+    after = (MS101 / "local_ms_name_not_shadowed.expected.py").read_text(encoding="utf-8")
+    loops = tmp_path / "loops.py"
+    items = [(loops, "while True:\n    pass\n" + before, after), (tmp_path / "fine.py", before, after)]
+    options = VerifyOptions(import_timeout_s=3, workers=1)
+    started = time.monotonic()
+    looping, fine = verify_many(items, options)
+    elapsed = time.monotonic() - started
+    assert [(row.mode, row.verdict, row.reason) for row in looping.results] == [
+        (mode, Verdict.NOT_RUN, f"BEFORE: import did not finish in 3 s ({loops})") for mode in MODES
+    ]
+    assert [(row.mode, row.verdict) for row in fine.results] == [(mode, Verdict.EQUAL) for mode in MODES]
+    assert elapsed < options.timeout_s, elapsed
 
 
 @pytest.mark.mindspore
@@ -303,6 +326,13 @@ def test_config_table_with_and_without_tomllib(tmp_path: Path) -> None:
     assert config.search_path == [str(tmp_path / "src"), str(tmp_path)]
     options = apply_settings(VerifyOptions(), config, explicit={"steps"})
     assert options.modes == ("graph",) and options.steps == 3
+    assert options.import_limit_s == 60
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ms-migrate.verify]\ntimeout = 20\nimport-timeout = 45\n", encoding="utf-8"
+    )
+    options = apply_settings(VerifyOptions(), find_config(tmp_path), explicit=set())
+    assert (options.timeout_s, options.import_timeout_s, options.import_limit_s) == (20, 45, 20)
 
 
 def test_tolerance_rule_and_rendering() -> None:

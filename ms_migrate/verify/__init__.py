@@ -10,6 +10,7 @@ do, once per mode, under a timeout and a memory limit.
 Modules: ``sites`` (which definitions differ, which harness fits; pure), ``verifier`` (pairs to
 reports), ``supervisor`` (worker processes), ``worker`` / ``harness`` / ``probe`` (inside the
 worker), ``compare`` (the tolerance rule), ``scripts`` (script mode), ``config`` (pyproject),
+``sandbox`` / ``sandbox_launcher`` (``--sandbox``: only the scratch directory is writable),
 ``render`` and ``command`` (output and CLI).
 """
 

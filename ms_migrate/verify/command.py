@@ -1,7 +1,8 @@
 """`ms-migrate verify BEFORE AFTER`: the command line for verification by execution.
 
 Exit codes: 0 every site verified equal; 1 some site differs; 2 some site could not be run (the
-reason is shown), or a usage error. Like diff(1), 2 wins over 1.
+reason is shown), or a usage error; 3 --sandbox was asked for and this machine cannot sandbox
+(nothing ran). Like diff(1), 2 wins over 1.
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ import click
 from rich.console import Console
 
 from ms_migrate import sources
-from ms_migrate.verify.config import ConfigError, apply_settings, find_config, modes_for
+from ms_migrate.verify.config import OPTION_SETTINGS, ConfigError, apply_settings, find_config, modes_for
 from ms_migrate.verify.model import (
     DEFAULT_ATOL,
+    DEFAULT_IMPORT_TIMEOUT_S,
     DEFAULT_MEMORY_LIMIT_MB,
     DEFAULT_RTOL,
     DEFAULT_STEPS,
     DEFAULT_TIMEOUT_S,
     DEVICES,
     EXIT_EQUAL,
+    EXIT_NO_SANDBOX,
     EXIT_NOT_RUN,
     VerifyOptions,
 )
 from ms_migrate.verify.render import print_report, report_json
+from ms_migrate.verify.sandbox import SandboxUnavailable, check
 from ms_migrate.verify.scripts import verify_scripts
+from ms_migrate.verify.supervisor import worker_environment
 from ms_migrate.verify.verifier import verify_files
 
 if TYPE_CHECKING:
@@ -41,9 +46,9 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 def _explicit(ctx: click.Context) -> set[str]:
     """Options given on the command line (they win over the project's pyproject.toml)."""
     given = set()
-    for name in ("device", "mode", "steps", "rtol", "atol", "timeout", "memory_limit", "workers"):
-        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
-            given.add(name.replace("_", "-"))
+    for key in OPTION_SETTINGS:
+        if ctx.get_parameter_source(key.replace("-", "_")) is not click.core.ParameterSource.DEFAULT:
+            given.add(key)
     return given
 
 
@@ -92,7 +97,16 @@ def _explicit(ctx: click.Context) -> set[str]:
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     metavar="SECONDS",
-    help="Per site and mode (per run with --script).",
+    help="Per site and mode, imports not counted (per run with --script).",
+)
+@click.option(
+    "--import-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_IMPORT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per import of BEFORE, AFTER or the factory's module (at most --timeout); "
+    "a module that never finishes importing is reported after this long.",
 )
 @click.option(
     "--memory-limit",
@@ -114,6 +128,13 @@ def _explicit(ctx: click.Context) -> set[str]:
     default=None,
     help="Interpreter that has MindSpore [default: this one].",
 )
+@click.option(
+    "--sandbox/--no-sandbox",
+    default=False,
+    help="Linux: run the code where it can write only its scratch directory (unshare user+mount "
+    f"namespaces, everything else read-only). Where that is impossible, exit {EXIT_NO_SANDBOX} "
+    "and run nothing.",
+)
 @click.pass_context
 def verify_command(
     ctx: click.Context,
@@ -127,16 +148,22 @@ def verify_command(
     atol: float,
     output_format: str,
     timeout: float,
+    import_timeout: float,
     memory_limit: Optional[int],
     workers: Optional[int],
     python: Optional[str],
+    sandbox: bool,
 ) -> None:
     """Run BEFORE and AFTER (two versions of one file) on MindSpore and compare them.
 
     Every top-level train-step Cell and grad function that differs is run for --steps steps with
     seeded inputs, in each mode, and its returned values, parameters and optimizer state are
-    compared after every step. Nothing is written. Exit 0: all equal; 1: some site differs; 2:
-    some site could not be run.
+    compared after every step. Exit 0: all equal; 1: some site differs; 2: some site could not
+    be run; 3: --sandbox is not available here.
+
+    This imports and runs BEFORE and AFTER with your rights. ms-migrate writes nothing and starts
+    the code in a temporary directory, but the code itself can write or delete any file you can,
+    by absolute path. Verify only code you would run yourself, or use --sandbox.
     """
     device = {name.lower(): name for name in DEVICES}[device.lower()]
     options = VerifyOptions(
@@ -146,9 +173,11 @@ def verify_command(
         rtol=rtol,
         atol=atol,
         timeout_s=timeout,
+        import_timeout_s=import_timeout,
         memory_limit_mb=memory_limit,
         workers=workers,
         python=python,
+        sandbox=sandbox,
     )
     try:
         options = apply_settings(options, find_config(before), _explicit(ctx))
@@ -156,6 +185,9 @@ def verify_command(
     except (ConfigError, sources.SourceError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_NOT_RUN)
+    except SandboxUnavailable as error:
+        click.echo(f"error: {error}; nothing was run", err=True)
+        sys.exit(EXIT_NO_SANDBOX)
     if output_format == "json":
         data = report_json(report, options, before=str(before), after=str(after), script=script)
         click.echo(json.dumps(data, indent=2))
@@ -170,11 +202,22 @@ def verify_command(
 
 
 def options_for_upgrade(paths: Sequence[Path]) -> VerifyOptions:
-    """Defaults, adjusted by the [tool.ms-migrate.verify] table of the first path's project."""
+    """Defaults, adjusted by the [tool.ms-migrate.verify] table of the first path's project.
+
+    A table that asks for ``sandbox = true`` on a machine that cannot sandbox stops the run here,
+    before anything is migrated, with exit 3.
+    """
     try:
-        return apply_settings(VerifyOptions(), find_config(paths[0] if paths else Path.cwd()), set())
+        options = apply_settings(VerifyOptions(), find_config(paths[0] if paths else Path.cwd()), set())
     except ConfigError as error:
         raise click.UsageError(str(error)) from error
+    if options.sandbox:
+        try:
+            check(options.interpreter, worker_environment(None, options.device))
+        except SandboxUnavailable as error:
+            click.echo(f"error: {error} ([tool.ms-migrate.verify] sandbox = true); nothing was run", err=True)
+            sys.exit(EXIT_NO_SANDBOX)
+    return options
 
 
 def show_verification(err: Console, outcome: FileOutcome, quiet: bool) -> int:

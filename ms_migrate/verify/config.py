@@ -8,9 +8,11 @@
     steps = 3
     rtol = 1e-5
     atol = 1e-6
-    timeout = 300
+    timeout = 300                      # seconds per site and mode
+    import-timeout = 60                # seconds per import of a user module
     memory-limit = 16384
     workers = 2
+    sandbox = true                     # see sandbox.py
 
 The factory is called with the class or function under test (once per version) and returns
 ``(callable, inputs)``: typically ``(cls(network, optimizer), (data, label))``. It returns None for
@@ -121,9 +123,13 @@ _OPTION_KEYS = {
     "rtol": "rtol",
     "atol": "atol",
     "timeout": "timeout_s",
+    "import-timeout": "import_timeout_s",
     "memory-limit": "memory_limit_mb",
     "workers": "workers",
+    "sandbox": "sandbox",
 }
+# The keys that give defaults to the command-line options of the same names.
+OPTION_SETTINGS = (*_OPTION_KEYS, "mode")
 
 
 def apply_settings(

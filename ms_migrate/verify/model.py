@@ -23,12 +23,18 @@ DEFAULT_STEPS = 3
 DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-6
 DEFAULT_TIMEOUT_S = 300.0
+# Importing a training module normally takes seconds (MindSpore is already loaded in the worker);
+# a module that waits on a server or loops forever at import should not cost the full run timeout.
+DEFAULT_IMPORT_TIMEOUT_S = 60.0
 # Address space, not resident memory: MindSpore maps about 2.5 GiB of virtual memory on CPU
 # before running anything, and works under 3 GiB. 16 GiB stops a runaway allocation long before it
 # hurts the machine. On GPU and Ascend the driver reserves huge address ranges, so no limit there.
 DEFAULT_MEMORY_LIMIT_MB = 16384
 
 EXIT_EQUAL, EXIT_DIFFERS, EXIT_NOT_RUN = 0, 1, 2
+# --sandbox was asked for and this machine cannot provide it: nothing ran. Apart from 2 so that a
+# CI job can tell "this runner cannot sandbox" from "the code could not be run".
+EXIT_NO_SANDBOX = 3
 
 
 class Verdict(str, enum.Enum):
@@ -48,11 +54,13 @@ class VerifyOptions:
     steps: int = DEFAULT_STEPS
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, and per module import
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per site and mode, not counting the imports
+    import_timeout_s: float = DEFAULT_IMPORT_TIMEOUT_S  # per module import, at most timeout_s
     memory_limit_mb: Optional[int] = None  # None: the device's default; 0: no limit
     python: Optional[str] = None  # interpreter with MindSpore; default: this one
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
+    sandbox: bool = False  # user code may write only its scratch directory (sandbox.py)
 
     @property
     def memory_limit_bytes(self) -> Optional[int]:
@@ -60,6 +68,11 @@ class VerifyOptions:
         if limit is None:
             limit = DEFAULT_MEMORY_LIMIT_MB if self.device == "CPU" else 0
         return limit * 2**20 if limit else None
+
+    @property
+    def import_limit_s(self) -> float:
+        """A site's own timeout is also the most its module's import may take."""
+        return min(self.import_timeout_s, self.timeout_s)
 
     @property
     def interpreter(self) -> str:

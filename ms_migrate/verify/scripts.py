@@ -6,7 +6,8 @@ scripts see ``MS_MIGRATE_MODE`` (pynative or graph) and ``MS_MIGRATE_DEVICE`` an
 set MindSpore's context; a script that ignores them runs as it is written.
 
 Each run gets the timeout, the memory limit and the same seeds (Python, numpy, MindSpore), through
-``python -m ms_migrate.verify.limits``.
+``python -m ms_migrate.verify.limits``. A script runs in the caller's working directory; with
+``--sandbox`` it can write only a scratch directory of its own (``$TMPDIR``), not that directory.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ms_migrate.verify import sandbox
 from ms_migrate.verify.compare import compare_numbers
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.supervisor import tail, worker_environment
@@ -67,7 +70,16 @@ def printed_numbers(stdout: str) -> list[list[float]]:
 
 
 def run_script(script: Path, mode: str, options: VerifyOptions) -> ScriptRun:
-    command = [options.interpreter, "-m", "ms_migrate.verify.limits"]
+    if not options.sandbox:
+        return _run_script(script, mode, options, [])
+    with tempfile.TemporaryDirectory(prefix="ms-migrate-script-") as scratch:
+        return _run_script(
+            script, mode, options, [*sandbox.command_prefix(Path(scratch), options.interpreter), "--"]
+        )
+
+
+def _run_script(script: Path, mode: str, options: VerifyOptions, prefix: list[str]) -> ScriptRun:
+    command = [*prefix, options.interpreter, "-m", "ms_migrate.verify.limits"]
     command += ["--memory", str(options.memory_limit_bytes or 0), "--seed", str(options.seed), str(script)]
     process = subprocess.Popen(
         command,
@@ -119,7 +131,10 @@ def _row(name: str, mode: str, before: ScriptRun, after: ScriptRun, options: Ver
 
 
 def verify_scripts(before: Path, after: Path, options: VerifyOptions) -> VerificationReport:
-    """Both scripts in every mode, two runs at a time."""
+    """Both scripts in every mode, two runs at a time (raises ``sandbox.SandboxUnavailable`` first
+    when ``options.sandbox`` asks for what this machine cannot do)."""
+    if options.sandbox:
+        sandbox.check(options.interpreter, worker_environment(None, options.device))
     runs = [(mode, script) for mode in options.modes for script in (before, after)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda run: run_script(run[1], run[0], options), runs))

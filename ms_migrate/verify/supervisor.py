@@ -1,6 +1,7 @@
 """Worker processes seen from the parent: a few workers pull (site, mode) tasks from one queue,
 each task watched with a timeout, and a worker that crashes or overruns is replaced, so one bad
-site never costs the others their results.
+site never costs the others their results. A user module's import has its own, shorter limit: one
+that never returns costs its file's tasks that limit once, not the site timeout per task.
 
 One queue for both modes keeps every core busy to the end: GRAPH tasks cost about twice as much
 as PYNATIVE ones, so one worker per mode would leave a core idle while GRAPH catches up.
@@ -19,8 +20,9 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, NamedTuple, Optional
 
+from ms_migrate.verify import sandbox
 from ms_migrate.verify.model import Verdict, VerifyOptions
 
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
@@ -60,6 +62,8 @@ class Worker:
         self.stderr = tempfile.TemporaryFile(dir=workdir)  # noqa: SIM115
         command = [options.interpreter, "-m", "ms_migrate.verify.worker"]
         command += ["--memory", str(options.memory_limit_bytes or 0)]
+        if options.sandbox:
+            command = [*sandbox.command_prefix(workdir, options.interpreter), "--", *command]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -164,9 +168,10 @@ Task = tuple[int, str]  # (site id, mode)
 class Schedule:
     """The shared task queue and the results, for the worker threads."""
 
-    def __init__(self, tasks: Sequence[Task]) -> None:
+    def __init__(self, tasks: Sequence[Task], file_of: Optional[dict[int, int]] = None) -> None:
         self.pending: deque[Task] = deque(tasks)
         self.results: dict[Task, dict] = {}
+        self.file_of = file_of or {}  # site id -> index of its file
         self.lock = threading.Lock()
 
     def take(self) -> Optional[Task]:
@@ -176,6 +181,15 @@ class Schedule:
     def record(self, task: Task, result: dict) -> None:
         with self.lock:
             self.results[task] = result
+
+    def fail_file(self, task: Task, reason: str) -> None:
+        """An import of the task's file hung: its other tasks would import it again and hang too."""
+        with self.lock:
+            file = self.file_of.get(task[0])
+            same = [other for other in self.pending if self.file_of.get(other[0]) == file]
+            for other in [task, *same]:
+                self.results[other] = not_run(reason)
+            self.pending = deque(other for other in self.pending if other not in same)
 
     def fail_all(self, reason: str, also: Optional[Task] = None) -> None:
         """Nothing can run (no MindSpore, no device): every remaining task gets the reason."""
@@ -194,6 +208,36 @@ def _await(worker: Worker, timeout: float) -> tuple[Optional[dict], str]:
     if event is None:
         return None, worker.death()
     return event, ""
+
+
+class Reply(NamedTuple):
+    event: Optional[dict]  # the task's result, or None
+    problem: str = ""  # why no result came
+    import_hung: bool = False  # the file's import, not the site, ran out of time
+
+
+def _await_result(worker: Worker, options: VerifyOptions) -> Reply:
+    """The task's result, each user-module import held to the import limit and the run to the
+    site's timeout (which starts again after an import)."""
+    importing: Optional[dict] = None
+    while True:
+        limit = options.import_limit_s if importing else options.timeout_s
+        try:
+            event = worker.next_event(limit)
+        except queue.Empty:
+            if importing is None:
+                return Reply(None, f"timed out after {limit:g} s")
+            where = f" ({importing['path']})" if importing.get("path") else ""
+            return Reply(None, f"{importing['what']}: import did not finish in {limit:g} s{where}", True)
+        if event is None:
+            return Reply(None, worker.death())
+        kind = event.get("event")
+        if kind == "importing":
+            importing = event
+        elif kind == "imported":
+            importing = None
+        else:
+            return Reply(event)
 
 
 def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Path) -> None:
@@ -216,9 +260,12 @@ def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Pat
                 if not worker.send({"site": task[0], "mode": task[1]}):
                     schedule.record(task, not_run(worker.death()))
                     break
-                event, problem = _await(worker, options.timeout_s)
+                event, problem, import_hung = _await_result(worker, options)
                 if event is None:
-                    schedule.record(task, not_run(problem))
+                    if import_hung:
+                        schedule.fail_file(task, problem)
+                    else:
+                        schedule.record(task, not_run(problem))
                     break
                 event.pop("event", None)
                 event.pop("site", None)
@@ -243,7 +290,8 @@ def run_tasks(files: Sequence[dict], options: VerifyOptions, workdir: Path) -> d
     tasks = [(site["id"], mode) for file_job in files for site in file_job["sites"] for mode in options.modes]
     if not tasks:
         return {}
-    schedule = Schedule(tasks)
+    file_of = {site["id"]: index for index, file_job in enumerate(files) for site in file_job["sites"]}
+    schedule = Schedule(tasks, file_of)
     setup = _setup(files, options)
     count = worker_count(options, len(tasks))
     threads = [

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ms_migrate.verify import sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
-from ms_migrate.verify.supervisor import run_tasks
+from ms_migrate.verify.supervisor import run_tasks, worker_environment
 
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
@@ -65,7 +66,13 @@ def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions)
 
 
 def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[VerificationReport]:
-    """One report per pair, in order. Never raises for problems in user code; they become rows."""
+    """One report per pair, in order. Never raises for problems in user code; they become rows.
+
+    Raises ``sandbox.SandboxUnavailable`` before running anything when ``options.sandbox`` asks for
+    what this machine cannot do.
+    """
+    if options.sandbox:
+        sandbox.check(options.interpreter, worker_environment(None, options.device))
     reports = [VerificationReport(pair.path) for pair in pairs]
     planned: list[tuple[int, Optional[int], SitePlan]] = []  # (pair, site id or None, plan)
     with tempfile.TemporaryDirectory(prefix="ms-migrate-verify-") as scratch:

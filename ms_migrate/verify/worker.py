@@ -6,8 +6,13 @@ the setup (device, steps, tolerances, the files and their sites); each further l
 serves both modes and the parent can keep every core busy. Replies, one JSON line each:
 
     {"event": "ready"}                               MindSpore imported and the device set
+    {"event": "importing", "what": "BEFORE", ...}    a user module's import starts
+    {"event": "imported"}                            ... and has finished (or raised)
     {"event": "result", "site": 7, "mode": ...}      verdict, differences, reason
     {"event": "fatal", "reason": "..."}              nothing can run here (no MindSpore, no device)
+
+The import events let the parent hold an import to its own, shorter limit: a module that loops
+or waits forever at import is reported as such in seconds, not after the site's whole timeout.
 
 The reply stream is a duplicate of the original stdout; fd 1 itself is pointed at stderr, so
 whatever user code prints (from Python or C++) cannot corrupt it.
@@ -81,13 +86,23 @@ def describer(labels: dict[str, str]) -> Callable[[BaseException], str]:
     return describe
 
 
+Notify = Callable[..., None]  # Channel.send: the parent hears when an import starts and ends
+
+
 class Versions:
     """Imports one file pair's two versions on first use and remembers success or failure."""
 
-    def __init__(self, file_job: dict, reset: Callable[[], None], describe: Callable[[BaseException], str]):
+    def __init__(
+        self,
+        file_job: dict,
+        reset: Callable[[], None],
+        describe: Callable[[BaseException], str],
+        notify: Notify,
+    ):
         self.job = file_job
         self.reset = reset
         self.describe = describe
+        self.notify = notify
         self.loaded: dict[str, Any] = {}
 
     def __call__(self, label: str) -> ModuleType:
@@ -107,6 +122,7 @@ class Versions:
             if directory not in sys.path:
                 sys.path.insert(0, directory)
         self.reset()
+        self.notify(event="importing", what=label.upper(), path=self.job[f"{label}_label"])
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             assert spec is not None and spec.loader is not None
@@ -118,6 +134,8 @@ class Versions:
                 raise
             sys.modules.pop(name, None)
             return f"{label.upper()} raised at import: {self.describe(error)}"
+        finally:
+            self.notify(event="imported")
         self.reset()
         gc.freeze()  # the module lives as long as the worker: keep it out of every collection
         return module
@@ -136,7 +154,9 @@ def _load_factory(spec: str, search_path: list[str]) -> Callable[[Any], Any]:
 class FileState:
     """One file pair inside the worker: its labels, its imported versions, its factory."""
 
-    def __init__(self, file_job: dict, setup: dict, factories: dict[str, tuple[Any, str]]) -> None:
+    def __init__(
+        self, file_job: dict, setup: dict, factories: dict[str, tuple[Any, str]], notify: Notify
+    ) -> None:
         from ms_migrate.verify import harness
 
         self.job = file_job
@@ -145,16 +165,19 @@ class FileState:
         self.describe = describer(labels)
         self.sites = {site["id"]: site for site in file_job["sites"]}
         self.mode = "pynative"
-        self.versions = Versions(file_job, lambda: self.context(self.mode).reset(), self.describe)
+        self.versions = Versions(file_job, lambda: self.context(self.mode).reset(), self.describe, notify)
         self.factory: Optional[Callable[[Any], Any]] = None
         self.factory_problem = ""
         spec = file_job.get("factory")
         if spec:
             if spec not in factories:
+                notify(event="importing", what=f"the factory {spec!r}", path="")
                 try:
                     factories[spec] = (_load_factory(spec, file_job["search_path"]), "")
                 except Exception as error:
                     factories[spec] = (None, f"factory {spec!r} cannot be loaded: {self.describe(error)}")
+                finally:
+                    notify(event="imported")
             self.factory, self.factory_problem = factories[spec]
         self._harness = harness
 
@@ -215,7 +238,7 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         file_job = files[site_id]
         key = id(file_job)
         if key not in states:
-            states[key] = FileState(file_job, setup, factories)
+            states[key] = FileState(file_job, setup, factories, channel.send)
         channel.send(event="result", site=site_id, mode=mode, **states[key].run(site_id, mode))
 
 
