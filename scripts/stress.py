@@ -46,7 +46,6 @@ _SUMMARY = re.compile(
     r"(?P<changed>\d+) files? changed \((?P<checked>\d+) checked\), (?P<converted>\d+) sites? converted, "
     r"(?P<left_alone>\d+) left alone(?: \([^)]*\))?(?:, (?P<errors>\d+) files? could not be processed)?"
 )
-REWRITE_CODE = "MS101"  # the one rule that edits files; its records name the files it rewrote
 LISTED = 20  # files listed per problem in the text report
 
 Snapshot = dict[str, str]  # relative path -> digest of its bytes (or of a symlink's target)
@@ -189,7 +188,8 @@ def reported_rewrites(stdout: str) -> set[str]:
         records = json.loads(stdout)
     except ValueError:
         return set()
-    return {os.path.normpath(record["path"]) for record in records if record.get("code") == REWRITE_CODE}
+    # A record with a fix names a file that upgrade rewrote (MS101, or a lint rule's exact fix).
+    return {os.path.normpath(record["path"]) for record in records if record.get("fix")}
 
 
 def summary_figures(stderr: str) -> dict[str, int]:
