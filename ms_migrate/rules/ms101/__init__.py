@@ -60,7 +60,9 @@ class TrainStep(nn.Cell):
         self.weights = optimizer.parameters
 
     def construct(self, data, label):
-        loss, grads = mindspore.value_and_grad(self.network, None, self.weights)(data, label)
+        loss, grads = mindspore.value_and_grad(self.network, None, self.weights)(
+            data, label
+        )
         self.optimizer(grads)
         return loss
 """
