@@ -1,0 +1,172 @@
+"""The autodiff lint rules: what each flags and leaves alone, through every import spelling."""
+
+from __future__ import annotations
+
+import pytest
+
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.engine import run_rules
+from ms_migrate.rules.base import rule_for
+from ms_migrate.versions import Version
+
+
+def lint(text: str, code: str, target: str = "2.10") -> list[Diagnostic]:
+    """``code``'s diagnostics for ``text``, through the engine (prefilter, suppressions)."""
+    return run_rules(text, Version.parse(target), [rule_for(code)], fix=False).diagnostics
+
+
+def positions(text: str, code: str, target: str = "2.10") -> list[tuple[int, int]]:
+    return [(item.line, item.col) for item in lint(text, code, target)]
+
+
+# --- MS203: several outputs, no has_aux ------------------------------------------------------
+
+TWO_OUTPUTS = "\n\ndef f(x):\n    y = x * 3\n    return (x * x).sum(), y\n\n\n"
+
+SPELLINGS = [
+    ("import mindspore as ms", "ms.grad(f)"),
+    ("import mindspore as ms", "ms.value_and_grad(f)"),
+    ("import mindspore as ms", "ms.ops.grad(f)"),
+    ("import mindspore", "mindspore.ops.functional.grad(f)"),
+    ("from mindspore import ops", "ops.grad(f)"),
+    ("from mindspore import ops", "ops.value_and_grad(f, 0)"),
+    ("from mindspore import grad as g", "g(f)"),
+    ("import mindspore.ops.functional as F", "F.value_and_grad(f)"),
+    ("from mindspore.ops import functional as F", "F.grad(f)"),
+    ("from mindspore.ops import GradOperation as G", "G()(f)"),
+    ("from mindspore.ops import composite as C", "C.GradOperation()(f)"),
+    ("from mindspore import ops", "ops.GradOperation(get_all=True)(f)"),
+    ("import mindspore as ms", "ms.ops.GradOperation(get_by_list=True)(f, weights)"),
+]
+
+
+@pytest.mark.parametrize(("imports", "call"), SPELLINGS, ids=[call for _, call in SPELLINGS])
+def test_ms203_through_every_import_spelling(imports: str, call: str) -> None:
+    source = f"{imports}\n{TWO_OUTPUTS}grads = {call}(x)\n"
+    line = source.count("\n")
+    column = len("grads = ") + call.index("(f") + 1
+    assert positions(source, "MS203") == [(line, column)]
+    # The same call on a target before 1.8 still flags GradOperation; has_aux is then not offered.
+    if "GradOperation" in call:
+        (old,) = lint(source, "MS203", "1.5")
+        assert "has_aux" not in old.message and "stop_gradient" in old.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from mindspore import ops\n\n\nclass GradOperation:\n    pass\n\n\n"
+        "def f(x):\n    return x, x * 2\n\n\ngrads = GradOperation()(f)(x)\n",
+        "import mindspore as ms\n\n\ndef grad(fn):\n    return fn\n\n\n"
+        "def f(x):\n    return x, x * 2\n\n\ngrads = grad(f)(x)\n",
+    ],
+    ids=["local class named GradOperation", "local function named grad"],
+)
+def test_ms203_names_that_only_look_like_the_api(source: str) -> None:
+    assert lint(source, "MS203") == []
+
+
+MODEL = """\
+import mindspore as ms
+from mindspore import nn, ops
+from mindspore.ops import functional as F
+from mindspore.ops import operations as P
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(2, 1)
+
+    def construct(self, x):
+        out = self.dense(x)
+        return out.sum(), out
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "flagged"),
+    [
+        ("net = Net()\ngrads = ms.grad(net, None, net.trainable_params())(x)\n", True),
+        ("grads = ms.grad(Net())(x)\n", True),
+        (
+            "class Step(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.net = Net()\n"
+            "        self.grad_fn = ms.value_and_grad(self.net, None, self.weights)\n",
+            True,
+        ),
+        (
+            "class Trainer:\n    def forward(self, x):\n        logits = self.net(x)\n"
+            "        return self.loss(logits), logits\n\n    def step(self, x):\n"
+            "        return ms.grad(self.forward)(x)\n",
+            True,
+        ),
+        ("net = Net()\ngrads = ms.grad(net, None, weights, has_aux=True)(x)\n", False),
+        ("net = Net()\ngrads = ms.grad(net, None, weights, has_aux=flag)(x)\n", False),
+        ("net = Net()\ngrads = ops.GradOperation(sens_param=True)(net)(x, sens)\n", False),
+        ("net = Net()\nnet = Other()\ngrads = ms.grad(net)(x)\n", False),  # bound twice: unknown
+        ("grads = ms.grad(make_net())(x)\n", False),
+    ],
+    ids=[
+        "net = Net()",
+        "Net() inline",
+        "self.net = Net()",
+        "bound method",
+        "has_aux=True",
+        "has_aux not literal",
+        "sens_param",
+        "rebound name",
+        "factory from elsewhere",
+    ],
+)
+def test_ms203_follows_cells_and_methods_of_the_file(tail: str, flagged: bool) -> None:
+    assert bool(lint(MODEL + tail, "MS203")) is flagged
+
+
+@pytest.mark.parametrize(
+    ("returned", "flagged"),
+    [
+        ("loss, logits", True),
+        ("loss, ops.stop_gradient(logits)", False),
+        ("loss, F.stop_gradient(logits)", False),
+        ("loss, P.StopGradient()(logits)", False),
+        ("loss, stopped", False),
+        ("loss, x", False),  # an input passed through
+        ("loss, logits.shape", False),
+        ("loss, logits.argmax(-1)", False),
+        ("loss, ops.equal(logits, 0)", False),
+        ("loss, reg_loss", False),  # a second loss: the sum may be the objective
+        ("loss, outputs['pred_labels']", False),
+        ("loss, 0", False),
+    ],
+)
+def test_ms203_extra_outputs_that_carry_no_gradient(returned: str, flagged: bool) -> None:
+    source = (
+        MODEL + "def forward(x):\n    logits = net(x)\n    stopped = ops.stop_gradient(logits)\n"
+        f"    loss = logits.sum()\n    reg_loss = loss * 2\n    return {returned}\n\n\n"
+        "grads = ms.grad(forward)(x)\n"
+    )
+    assert bool(lint(source, "MS203")) is flagged
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    if x:\n        return x, x\n",  # falls off the end: returns None there
+        "    if x:\n        return x, x\n    return x\n",
+        "    yield x, x\n",
+        "    return pair\n",
+    ],
+    ids=["falls through", "one return is single", "generator", "unknown tuple"],
+)
+def test_ms203_needs_every_return_to_be_a_tuple(body: str) -> None:
+    source = f"import mindspore as ms\n\n\ndef f(x):\n{body}\n\ngrads = ms.grad(f)(x)\n"
+    assert lint(source, "MS203") == []
+
+
+def test_ms203_message_says_what_happens_and_what_to_do() -> None:
+    (diagnostic,) = lint(rule_for("MS203").examples.invalid[0].code, "MS203")
+    assert "gradient of the sum of all outputs" in diagnostic.message
+    assert "`forward_fn` returns 2 outputs (line 7)" in diagnostic.message
+    assert "has_aux=True" in diagnostic.message and "ops.stop_gradient" in diagnostic.message
