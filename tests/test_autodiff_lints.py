@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import run_rules
+from ms_migrate.diagnostics import Diagnostic, apply_edits
+from ms_migrate.engine import rules_of_kind, run_rules
 from ms_migrate.rules.base import rule_for
 from ms_migrate.versions import Version
 
@@ -170,3 +170,87 @@ def test_ms203_message_says_what_happens_and_what_to_do() -> None:
     assert "gradient of the sum of all outputs" in diagnostic.message
     assert "`forward_fn` returns 2 outputs (line 7)" in diagnostic.message
     assert "has_aux=True" in diagnostic.message and "ops.stop_gradient" in diagnostic.message
+
+
+# --- MS204: has_aux results unpacked flat ----------------------------------------------------
+
+AUX = "import mindspore as ms\n\n\ndef f(x):\n    z = x * 3\n    return (x * x).sum(), z\n\n\n"
+
+
+def fixed(source: str, code: str = "MS204") -> str:
+    diagnostics = lint(source, code)
+    edits = tuple(edit for item in diagnostics if item.fix for edit in item.fix.edits)
+    return apply_edits(source, edits)
+
+
+def test_ms204_fix_unpacks_the_aux_tuple_and_is_a_fixed_point() -> None:
+    source = AUX + "grads, z = ms.grad(f, has_aux=True)(x)\nprint(z)\n"
+    (diagnostic,) = lint(source, "MS204")
+    assert diagnostic.fix is not None and diagnostic.fix.safety == "exact"
+    assert "1-tuple" in diagnostic.message and "grads, (z,) = ..." in diagnostic.message
+    after = fixed(source)
+    assert after == AUX + "grads, (z,) = ms.grad(f, has_aux=True)(x)\nprint(z)\n"
+    compile(after, "<fixed>", "exec")
+    assert lint(after, "MS204") == []
+
+
+def test_ms204_follows_the_gradient_function_through_names_and_attributes() -> None:
+    through_name = (
+        AUX
+        + "grad_fn = ms.grad(f, 0, has_aux=True)\n\n\ndef step(x):\n    grads, z = grad_fn(x)\n    return z\n"
+    )
+    assert fixed(through_name).endswith("    grads, (z,) = grad_fn(x)\n    return z\n")
+    through_self = AUX + (
+        "class Step(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.grad_fn = ms.grad(f, has_aux=True)\n\n    def construct(self, x):\n"
+        "        grads, z = self.grad_fn(x)\n        return z\n"
+    )
+    assert "        grads, (z,) = self.grad_fn(x)\n" in fixed(through_self)
+
+
+def test_ms204_value_and_grad_nests_the_outputs() -> None:
+    source = AUX + "loss, z, grads = ms.value_and_grad(f, has_aux=True)(x)\n"
+    (diagnostic,) = lint(source, "MS204")
+    assert "not enough values to unpack (expected 3, got 2)" in diagnostic.message
+    assert fixed(source).endswith("(loss, z), grads = ms.value_and_grad(f, has_aux=True)(x)\n")
+    # Unpacked as the API returns it: nothing to say.
+    assert lint(AUX + "(loss, z), grads = ms.value_and_grad(f, has_aux=True)(x)\n", "MS204") == []
+
+
+def test_ms204_value_and_grad_value_bound_to_the_whole_tuple() -> None:
+    source = AUX + "loss, grads = ms.value_and_grad(f, has_aux=True)(x)\nprint(loss)\n"
+    (diagnostic,) = lint(source, "MS204")
+    assert diagnostic.fix is None and (diagnostic.line, diagnostic.col) == (9, 0)
+    assert "`loss` is bound to the tuple of all 2 outputs" in diagnostic.message
+    assert lint(source.replace("print(loss)", "print(loss[0])"), "MS204") == []
+
+
+def test_ms204_fix_only_where_the_outputs_are_known() -> None:
+    unknown = "import mindspore as ms\nfrom model import f\n\ngrads, a, b = ms.grad(f, has_aux=True)(x)\n"
+    (diagnostic,) = lint(unknown, "MS204")
+    assert diagnostic.fix is None and "grads, (a, b) = ..." in diagnostic.message
+    # `grads, z` with an unknown function: z may well be meant as the aux tuple.
+    assert (
+        lint(
+            "import mindspore as ms\nfrom m import f\ngrads, z = ms.grad(f, has_aux=True)(x)\nprint(z)\n",
+            "MS204",
+        )
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["print(z[0])\n", "(first,) = z\n", "for item in z:\n    print(item)\n", "print(len(z))\n", ""],
+    ids=["indexed", "unpacked", "iterated", "measured", "never read"],
+)
+def test_ms204_leaves_an_aux_the_code_treats_as_a_tuple(after: str) -> None:
+    assert lint(AUX + "grads, z = ms.grad(f, has_aux=True)(x)\n" + after, "MS204") == []
+
+
+def test_ms204_fix_applied_by_upgrade_and_validated() -> None:
+    source = AUX + "grads, z = ms.grad(f, has_aux=True)(x)\nprint(z)\n"
+    result = run_rules(source, Version(2, 10), rules_of_kind(("upgrade", "lint")))
+    assert [item.code for item in result.fixed] == ["MS204"]
+    assert "grads, (z,) = ms.grad" in result.text
+    assert not [item for item in result.diagnostics if item.code == "MSR099"]
