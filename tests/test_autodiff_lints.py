@@ -254,3 +254,32 @@ def test_ms204_fix_applied_by_upgrade_and_validated() -> None:
     assert [item.code for item in result.fixed] == ["MS204"]
     assert "grads, (z,) = ms.grad" in result.text
     assert not [item for item in result.diagnostics if item.code == "MSR099"]
+
+
+# --- MS205: grad_position on labels or unread inputs -----------------------------------------
+
+
+def test_ms205_labels_and_unread_inputs() -> None:
+    header = "import mindspore as ms\n\n\n"
+    loss = header + "def forward(data, label):\n    return loss_fn(net(data), label)\n\n\n"
+    assert positions(loss + "g = ms.grad(forward, 1)\n", "MS205") == [(8, 21)]
+    assert positions(loss + "g = ms.grad(forward, grad_position=(0, 1))\n", "MS205") == [(8, 35)]
+    assert lint(loss + "g = ms.grad(forward, 0)\n", "MS205") == []
+    # `y` is a label only where it reaches a loss; `f(x, y) = x * y` wants both gradients.
+    math = header + "def f(x, y):\n    return x * y\n\n\ng = ms.grad(f, grad_position=(0, 1))\n"
+    assert lint(math, "MS205") == []
+    y_loss = header + "def f(x, y):\n    return self.criterion(net(x), y)\n\n\ng = ms.grad(f, 1)\n"
+    assert len(lint(y_loss, "MS205")) == 1
+    unread = header + "def f(x, mask):\n    return x.sum()\n\n\ng = ms.value_and_grad(f, 1)\n"
+    (diagnostic,) = lint(unread, "MS205")
+    assert "never reads" in diagnostic.message and "zeros" in diagnostic.message
+
+
+def test_ms205_counts_a_cells_inputs_without_self() -> None:
+    source = (
+        "from mindspore import nn, ops\n\n\nclass Net(nn.Cell):\n    def construct(self, data, target):\n"
+        "        return self.loss(self.body(data), target)\n\n\n"
+        "g = ops.grad(Net(), grad_position=1)\n"
+    )
+    (diagnostic,) = lint(source, "MS205")
+    assert "selects `target`, the labels of `Net.construct`" in diagnostic.message
