@@ -283,3 +283,35 @@ def test_ms205_counts_a_cells_inputs_without_self() -> None:
     )
     (diagnostic,) = lint(source, "MS205")
     assert "selects `target`, the labels of `Net.construct`" in diagnostic.message
+
+
+# --- MS206: has_aux on one output ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("returned", "flagged"),
+    [
+        ("(x * x).sum()", True),
+        ("ops.reduce_mean(x)", True),
+        ("x - 1", True),
+        ("self_loss(x)", True),
+        ("loss_fn(x, x)", True),
+        ("x.sum() * 0.5", True),
+        ("x * 2", False),  # a tuple times 2 is a tuple
+        ("net(x)", False),
+        ("x", False),
+        ("x.sum(), x", False),
+    ],
+)
+def test_ms206_only_provably_single_values(returned: str, flagged: bool) -> None:
+    source = (
+        "from mindspore import nn, ops\n\nloss_fn = nn.MSELoss()\nself_loss = nn.L1Loss()\n\n\n"
+        f"def f(x):\n    return {returned}\n\n\ngrads = ops.grad(f, has_aux=True)(x)\n"
+    )
+    assert bool(lint(source, "MS206")) is flagged
+
+
+def test_ms206_says_the_error() -> None:
+    (diagnostic,) = lint(rule_for("MS206").examples.invalid[0].code, "MS206")
+    assert "origin fn requires more than one outputs" in diagnostic.message
+    assert diagnostic.severity.value == "error"
