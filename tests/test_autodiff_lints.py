@@ -315,3 +315,75 @@ def test_ms206_says_the_error() -> None:
     (diagnostic,) = lint(rule_for("MS206").examples.invalid[0].code, "MS206")
     assert "origin fn requires more than one outputs" in diagnostic.message
     assert diagnostic.severity.value == "error"
+
+
+# --- MS207: empty weights --------------------------------------------------------------------
+
+CELLS = """\
+import mindspore as ms
+from mindspore import nn, ops, Parameter, ParameterTuple
+
+
+class Empty(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.relu = ops.ReLU()
+        self.scale = 2.0
+
+    def construct(self, x):
+        return self.relu(x) * self.scale
+
+
+class WithParameter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(ms.Tensor(1.0))
+
+
+class WithLayer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(2, 2)
+
+
+class Builds(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.build()
+
+
+class EmptyChild(Empty):
+    pass
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("weights", "flagged"),
+    [
+        ("weights=[]", True),
+        ("weights=()", True),
+        ("None, []", True),
+        ("None, Empty().trainable_params()", True),
+        ("None, ParameterTuple(EmptyChild().trainable_params())", True),
+        ("None, WithParameter().trainable_params()", False),
+        ("None, WithLayer().trainable_params()", False),
+        ("None, Builds().trainable_params()", False),
+        ("None, Imported().trainable_params()", False),
+        ("None, [w]", False),
+    ],
+)
+def test_ms207_empty_weights(weights: str, flagged: bool) -> None:
+    source = CELLS + f"grad_fn = ms.value_and_grad(forward, {weights})\n"
+    assert bool(lint(source, "MS207")) is flagged
+
+
+def test_ms207_through_a_name_and_gradoperation() -> None:
+    source = (
+        CELLS
+        + "loss = Empty()\nparams = loss.trainable_params()\n"
+        + "g = ops.GradOperation(get_by_list=True)(f, params)\n"
+    )
+    (diagnostic,) = lint(source, "MS207", "1.5")
+    assert "`Empty` creates no Parameter and no sub-Cell" in diagnostic.message
+    assert "empty tuple ()" in diagnostic.message
