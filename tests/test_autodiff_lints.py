@@ -387,3 +387,80 @@ def test_ms207_through_a_name_and_gradoperation() -> None:
     (diagnostic,) = lint(source, "MS207", "1.5")
     assert "`Empty` creates no Parameter and no sub-Cell" in diagnostic.message
     assert "empty tuple ()" in diagnostic.message
+
+
+# --- MS208: GRAPH mode -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\n",
+        "import mindspore as ms\nms.set_context(mode=0, device_target='CPU')\n",
+        "import mindspore as ms\nfrom mindspore import context\n"
+        "context.set_context(mode=context.GRAPH_MODE)\n",
+        "import mindspore as ms\nfrom mindspore import set_context, GRAPH_MODE\n"
+        "set_context(mode=GRAPH_MODE)\n",
+    ],
+)
+def test_ms208_graph_mode_through_aliases(mode: str) -> None:
+    source = mode + "grads = ms.grad(lambda x: x * x)(x)\n"
+    assert len(lint(source, "MS208")) == 1
+    assert lint(source.replace("GRAPH_MODE", "PYNATIVE_MODE").replace("mode=0", "mode=1"), "MS208") == []
+    assert lint(source, "MS208", "2.6") == []  # not checked on runtimes before 2.7
+
+
+GRAPH = "import mindspore as ms\nfrom mindspore import nn, ops\n\nms.set_context(mode=ms.GRAPH_MODE)\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "flagged"),
+    [
+        ("class Step(nn.Cell):\n    def __init__(self):\n        self.g = ms.grad(lambda x: x * x)\n", True),
+        ("def train(x):\n    return ms.value_and_grad(lambda p: p.sum())(x)\n", True),
+        (
+            "class Step(nn.Cell):\n    def construct(self, x):\n        return ms.grad(lambda p: p * p)(x)\n",
+            False,
+        ),
+        ("@ms.jit\ndef step(x):\n    return ops.GradOperation()(lambda p: p * p)(x)\n", False),
+        ("g = ms.grad(\n    lambda x: x * x\n)\n", False),  # alone on its line: parses
+        ("square = lambda x: x * x\ng = ms.grad(square)\n", False),
+    ],
+    ids=["__init__", "plain function", "construct", "jit", "own line", "named lambda"],
+)
+def test_ms208_lambda_only_where_graph_mode_parses_it_from_its_line(code: str, flagged: bool) -> None:
+    assert bool(lint(GRAPH + code, "MS208")) is flagged
+
+
+@pytest.mark.parametrize(
+    ("code", "flagged"),
+    [
+        (
+            "class Step(nn.Cell):\n    def __init__(self):\n        self.g = ms.value_and_grad(f)\n\n"
+            "    def construct(self, x, y):\n        return self.g(x, label=y)\n",
+            True,
+        ),
+        ("g = ms.grad(f)\n\n\n@ms.jit\ndef step(x, y):\n    return g(x, label=y)\n", True),
+        ("g = ms.grad(f)\n\n\n@ms.jit\ndef step(x, y):\n    return g(x, y)\n", False),
+        (
+            "class Step(nn.Cell):\n    def construct(self, x, y):\n        return ms.grad(f)(x, label=y)\n",
+            False,
+        ),
+        (
+            "class Step(nn.Cell):\n    def __init__(self):\n        self.g = ops.GradOperation()(f)\n\n"
+            "    def construct(self, x, y):\n        return self.g(x, label=y)\n",
+            False,
+        ),
+        ("g = ms.grad(f)\n\n\ndef step(x, kwargs):\n    return g(x, **kwargs)\n", False),
+    ],
+    ids=[
+        "__init__ then construct",
+        "module then jit",
+        "positional",
+        "built in construct",
+        "GradOperation",
+        "**",
+    ],
+)
+def test_ms208_keywords_to_a_grad_function_built_outside_construct(code: str, flagged: bool) -> None:
+    assert bool(lint(GRAPH + code, "MS208")) is flagged
