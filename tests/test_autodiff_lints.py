@@ -464,3 +464,37 @@ def test_ms208_lambda_only_where_graph_mode_parses_it_from_its_line(code: str, f
 )
 def test_ms208_keywords_to_a_grad_function_built_outside_construct(code: str, flagged: bool) -> None:
     assert bool(lint(GRAPH + code, "MS208")) is flagged
+
+
+# --- MS209: differentiating an input that is never read --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "flagged"),
+    [
+        ("def func(p):\n    return (w * w).sum()\n\n\ng = ops.GradOperation()(func)(p)\n", True),
+        ("g = ops.GradOperation()(lambda p: (w * w).sum())(p)\n", True),
+        ("def func(a, b):\n    return w.sum()\n\n\ng = ops.GradOperation(get_all=True)(func)(a, b)\n", True),
+        ("def func(a, b):\n    return b.sum()\n\n\ng = ops.GradOperation(get_all=True)(func)(a, b)\n", False),
+        ("def func(p):\n    return (w * w).sum()\n\n\ng = ms.grad(func, None, weights)(p)\n", False),
+        (
+            "def func(p):\n    return (w * w).sum()\n\n\ng = ms.grad(func, grad_position=0)(p)\n",
+            False,
+        ),  # MS205's
+        ("def func(p):\n    return eval('p * p')\n\n\ng = ms.grad(func)(p)\n", False),
+        ("def func(*args):\n    return w.sum()\n\n\ng = ms.grad(func)(p)\n", False),
+    ],
+    ids=[
+        "GradOperation",
+        "lambda",
+        "get_all",
+        "get_all, one read",
+        "weights",
+        "explicit position",
+        "eval",
+        "varargs",
+    ],
+)
+def test_ms209_inputs_the_function_ignores(code: str, flagged: bool) -> None:
+    source = "import mindspore as ms\nfrom mindspore import ops\n\n\n" + code
+    assert bool(lint(source, "MS209")) is flagged
