@@ -160,8 +160,11 @@ def _apply(analysis: ModuleAnalysis, plans: list[Plan], result: Rewrite, text: s
             assert statement is not None
             start = source_lines[analysis.line_of(statement.line) - 1]
             indent = start[: len(start) - len(start.lstrip())]
-            replacements[id(statement.line)] = new_statements(plan, function, module, helper, indent, limit)
             removals |= {id(removed.line) for removed in plan.removals}
+            first = all(id(earlier) in removals for earlier in statement.block.body[: statement.index])
+            replacements[id(statement.line)] = new_statements(
+                plan, function, module, helper, indent, limit, first_in_block=first
+            )
             line = plan.site.line
             converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
             result.converted.append(converted)

@@ -199,6 +199,7 @@ def new_statements(
     helper_name: str,
     indent: str = "",
     limit: int = 0,
+    first_in_block: bool = True,
 ) -> list[cst.BaseStatement]:
     """The statements that replace the line holding the grad call; the grad call's line is split
     when it would be longer than ``limit`` columns at ``indent`` (no limit when 0)."""
@@ -246,5 +247,12 @@ def new_statements(
     new_line = line.with_changes(body=[new_small], leading_lines=[])
     produced.append(_fitted(new_line, call, module, indent, limit) if limit else new_line)
     # The replaced line's own blank lines and comments go before whatever now comes first.
-    produced[0] = produced[0].with_changes(leading_lines=line.leading_lines)
+    leading = list(line.leading_lines)
+    if len(produced) > 1:
+        # A nested def gets a blank line before it unless it opens its block (pycodestyle E306),
+        # and one after it, as black puts them.
+        if not first_in_block and not any(empty.comment is None for empty in leading):
+            leading.insert(0, cst.EmptyLine(indent=False))
+        produced[-1] = produced[-1].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    produced[0] = produced[0].with_changes(leading_lines=leading)
     return produced
