@@ -129,3 +129,59 @@ def test_file_facts_follow_the_last_assignment_and_bases() -> None:
     )
     (located,) = index.resolve("C", None)
     assert index.construct_varargs(located) is True
+
+
+TRAIN_BASE = '''import mindspore.nn as nn
+
+
+class MFTrainOneStepCell(nn.TrainOneStepWithLossScaleCell):
+    """A project's own base for its train steps."""
+
+    def __init__(self, network, optimizer, scale_sense):
+        super().__init__(network, optimizer, scale_sense)
+        self.use_clip_grad = True
+{extra}'''
+
+SUBCLASS = '''import mindspore.nn as nn
+import mindspore.ops as ops
+
+from src.base import MFTrainOneStepCell
+
+
+class Step(MFTrainOneStepCell):
+    def construct(self, x, y):
+        loss = self.network(x, y)
+        sens = ops.fill(loss.dtype, loss.shape, 1.0)
+        grads = self.grad(self.network, self.weights)(x, y, sens)
+        self.optimizer(grads)
+        return loss
+'''
+
+
+def _family_project(tmp_path: Path, extra: str = "") -> Path:
+    package = tmp_path / "project" / "src"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(TRAIN_BASE.format(extra=extra))
+    (package / "step.py").write_text(SUBCLASS)
+    return tmp_path / "project"
+
+
+def test_an_op_inherited_through_a_project_base_class_in_another_file_converts(tmp_path: Path) -> None:
+    project = _family_project(tmp_path)
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(project)])
+    assert result.exit_code == 0, result.output
+    step = (project / "src" / "step.py").read_text()
+    assert "self.grad(" not in step
+    assert "ms.grad(self.network, None, self.weights, sens_param=True)(x, y, sens)" in step
+    assert "MS101 self.grad from TrainOneStepWithLossScaleCell" in result.output
+
+
+def test_a_project_base_class_that_replaces_the_network_stops_the_conversion(tmp_path: Path) -> None:
+    # set_grad() was called on the network the base class received, not on this one.
+    extra = "        self.network = nn.SequentialCell([network])\n"
+    project = _family_project(tmp_path, extra)
+    before = (project / "src" / "step.py").read_text()
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(project)])
+    assert result.exit_code == 0, result.output
+    assert (project / "src" / "step.py").read_text() == before

@@ -31,6 +31,7 @@ class ClassFacts:
     construct_varargs: Optional[bool]  # None: no construct of its own
     init_params: tuple[str, ...]  # positional parameters of __init__ after self
     attributes: dict[str, tuple[str, str]]  # self.x = param / Class(...): ("param"|"class", name)
+    assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere in the class
 
 
 @dataclass
@@ -85,7 +86,15 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
                 if attributes.get(target.attr, fact) != fact:
                     fact = ("unknown", "")
                 attributes[target.attr] = fact
-    return ClassFacts(node.name, bases, construct, init_params, attributes)
+    assigned = frozenset(
+        target.attr
+        for statement in ast.walk(node)
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
+        for target in ast.walk(target)
+        if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
+    )
+    return ClassFacts(node.name, bases, construct, init_params, attributes, assigned)
 
 
 def _scopes(tree: ast.Module) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:
@@ -295,6 +304,36 @@ class ProjectIndex:
             bases = self.resolve(base, where)
             inherited |= {self.construct_varargs(item, depth + 1) for item in bases} or {None}
         return _combine(inherited) if inherited else None
+
+    def inherited_base(
+        self, class_name: str, bases: Iterable[str], untouched: Iterable[str], depth: int = 0
+    ) -> Optional[str]:
+        """The first of ``bases`` reached from class ``class_name`` (defined in the file being
+        migrated) through user classes of the run, each defined once and assigning none of
+        ``untouched`` on self (a subclass of a subclass of nn.TrainOneStepCell); None if unsure."""
+        owners = [item for item in self.local.classes if item.name == class_name]
+        if len(owners) != 1:
+            return None
+        return self._base_through((None, owners[0]), frozenset(bases), frozenset(untouched), 0)
+
+    def _base_through(
+        self, located: Located, wanted: frozenset[str], untouched: frozenset[str], depth: int
+    ) -> Optional[str]:
+        where, facts = located
+        if depth > _DEPTH:
+            return None
+        found: set[Optional[str]] = set()
+        for base in facts.bases:
+            if base in wanted:
+                found.add(base)
+                continue
+            parents = self.resolve(base, where)
+            if len(parents) != 1 or parents[0][1].assigned & untouched:
+                found.add(None)
+                continue
+            found.add(self._base_through(parents[0], wanted, untouched, depth + 1))
+        candidates = found - {None}
+        return candidates.pop() if len(candidates) == 1 and None not in found else None
 
     def _name_varargs(self, name: str, where: Optional[Path]) -> Optional[bool]:
         if name == "?":

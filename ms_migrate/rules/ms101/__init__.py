@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.analysis import calls_grad_operation, inherited_uses
+from ms_migrate.rules.ms101.analysis import UNTOUCHED, base_class_ops, calls_grad_operation, inherited_uses
 from ms_migrate.rules.ms101.reasons import NOTES, REASONS, left_alone
 from ms_migrate.rules.ms101.rewrite import CODE, rewrite
 
@@ -97,7 +97,10 @@ class GradOperationToFunctional(Rule):
         with libcst. Otherwise the only sites are ops inherited from other bases (MSR006).
         """
         if not calls_grad_operation(ctx.tree):
-            uses = inherited_uses(ctx.tree)
+            project = ctx.project.with_local(ctx.text, ctx.path)
+            uses = inherited_uses(
+                ctx.tree, lambda owner: project.inherited_base(owner.name, base_class_ops(), UNTOUCHED)
+            )
             if all(use.flags is None for use in uses):
                 for use in uses:
                     yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")

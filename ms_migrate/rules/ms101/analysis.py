@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Optional, Union
@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ms_migrate.analysis.names import NameResolver, Scope, variable_names
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.data import rules_path
 
 GRAD_OPERATION = frozenset(
@@ -57,7 +58,9 @@ def calls_grad_operation(tree: ast.Module) -> bool:
     return any(_terminal_name(call.func) in creators for call in calls)
 
 
-def inherited_uses(tree: ast.Module) -> list[InheritedUse]:
+def inherited_uses(
+    tree: ast.Module, family_of: Optional[Callable[[ast.ClassDef], Optional[str]]] = None
+) -> list[InheritedUse]:
     """``analyse``'s inherited uses, from the `ast` tree, for a file that creates no grad op.
 
     `self.x(...)(...)` in a class with a TrainOneStepCell-family base that never assigns
@@ -84,11 +87,12 @@ def inherited_uses(tree: ast.Module) -> list[InheritedUse]:
     for owner, attribute in applied:
         if (id(owner), attribute.attr) in assigned:
             continue
-        for base in owner.bases:
-            name = _terminal_name(base)
-            if name in TRAIN_ONE_STEP_FAMILY:
-                found.append(InheritedUse(attribute.lineno, owner.name, name, attribute.attr))
-                break
+        names = [_terminal_name(base) for base in owner.bases]
+        base = next((name for name in names if name in TRAIN_ONE_STEP_FAMILY), None)
+        if base is None and family_of is not None:
+            base = family_of(owner)
+        if base is not None:
+            found.append(InheritedUse(attribute.lineno, owner.name, base, attribute.attr))
     return found
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -170,6 +174,11 @@ def _base_class_data() -> dict:
     return json.loads(rules_path("inherited_grad_ops.json").read_text(encoding="utf-8"))["bases"]
 
 
+# What a user class between a subclass and the MindSpore base must leave alone for the base's
+# grad ops and set_grad() to reach the subclass as recorded.
+UNTOUCHED = frozenset({"network", "weights", "grad", "grad_no_sens"})
+
+
 @cache
 def base_class_ops() -> dict[str, dict[str, Flags]]:
     """Base class -> attribute -> flags of the grad ops its __init__ creates."""
@@ -189,6 +198,16 @@ class ModuleAnalysis:
     wrapper: MetadataWrapper
     set_grad_calls: list[cst.Call]  # `x.set_grad()` / `x.set_grad(True)`: x records its forward
     _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None
+    project: Optional[ProjectIndex] = None  # the run's other files, for base classes defined there
+
+    def family_base(self, class_def: cst.ClassDef) -> Optional[str]:
+        """The TrainOneStepCell-family base of ``class_def``: a direct base, or one reached through
+        user classes of the run that leave the network and the grad ops alone."""
+        names = base_names(class_def)
+        direct = next((name for name in names if name in TRAIN_ONE_STEP_FAMILY), None)
+        if direct is not None or self.project is None:
+            return direct
+        return self.project.inherited_base(class_def.name.value, base_class_ops(), UNTOUCHED)
 
     def line_of(self, node: cst.CSTNode) -> int:
         # Positions cost a full code generation pass; most validations never need one.
@@ -353,13 +372,14 @@ class _Collector(cst.CSTVisitor):
         return self._names_by_value.get(value, [])
 
 
-def analyse(wrapper: MetadataWrapper) -> ModuleAnalysis:
+def analyse(wrapper: MetadataWrapper, project: Optional[ProjectIndex] = None) -> ModuleAnalysis:
     module = wrapper.module
     parents = wrapper.resolve(ParentNodeProvider)
     resolver = NameResolver.for_module(module)
     collector = _Collector()
     module.visit(collector)
     analysis = ModuleAnalysis(module, resolver, [], [], parents, wrapper, collector.set_grad_calls)
+    analysis.project = project
 
     for call in collector.calls:
         if resolver.qualified_name(call.func, analysis.scopes_of(call)) in GRAD_OPERATION:
@@ -570,7 +590,7 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
         key = (id(owner), attribute.attr.value)
         if key in created or key in assigned:
             continue
-        base = next((name for name in base_names(owner) if name in TRAIN_ONE_STEP_FAMILY), None)
+        base = analysis.family_base(owner)
         if base is None:
             continue
         use = InheritedUse(analysis.line_of(attribute), owner.name.value, base, attribute.attr.value)
@@ -598,7 +618,8 @@ def implicit_set_grad(analysis: ModuleAnalysis, function: Optional[cst.FunctionD
     class_def = analysis.enclosing(function, cst.ClassDef) if function is not None else None
     if not isinstance(class_def, cst.ClassDef):
         return None
-    return next((name for name in base_names(class_def) if name in set_grad_bases()), None)
+    base = analysis.family_base(class_def)
+    return base if base in set_grad_bases() else None
 
 
 def _assigned_in_class(class_def: cst.ClassDef, attribute: cst.Attribute) -> list[cst.BaseExpression]:
@@ -654,7 +675,7 @@ def set_grad_on(
                 return True
         return (
             net.attr.value == "network"
-            and bool(set(base_names(class_def)) & set_grad_bases())
+            and analysis.family_base(class_def) in set_grad_bases()
             and all(isinstance(value, cst.Name) for value in sources)
         )
     if isinstance(net, cst.Name):

@@ -47,8 +47,8 @@ def describe(plan: Plan, function: str) -> str:
 
 
 def rewrite(ctx: FileContext) -> Rewrite:
-    analysis = analyse(ctx.cst)
     project = ctx.project.with_local(ctx.text, ctx.path)
+    analysis = analyse(ctx.cst, project)
     result = Rewrite()
     plans = _plan_module(analysis, ctx, project, result.diagnostics)
     new_module = _apply(analysis, plans, result, ctx.folded.text) if plans else None
