@@ -31,7 +31,7 @@ class ClassFacts:
     construct_varargs: Optional[bool]  # None: no construct of its own
     init_params: tuple[str, ...]  # positional parameters of __init__ after self
     attributes: dict[str, tuple[str, str]]  # self.x = param / Class(...): ("param"|"class", name)
-    assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere in the class
+    assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere, and the methods
 
 
 @dataclass
@@ -94,7 +94,8 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
         for target in ast.walk(target)
         if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
     )
-    return ClassFacts(node.name, bases, construct, init_params, attributes, assigned)
+    methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return ClassFacts(node.name, bases, construct, init_params, attributes, assigned | methods)
 
 
 def _scopes(tree: ast.Module) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:

@@ -75,6 +75,8 @@ def inherited_uses(
         node, owner = stack.pop()
         if isinstance(node, ast.ClassDef):
             owner = node
+            defs = (item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            assigned |= {(id(node), item.name) for item in defs}
         elif owner is not None and isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self":
@@ -574,6 +576,10 @@ def _find_inherited_uses(analysis: ModuleAnalysis, collector: _Collector) -> Non
         if isinstance(parent, cst.AssignTarget):
             owner = analysis.enclosing(attribute, cst.ClassDef)
             assigned.add((id(owner), attribute.attr.value))
+    for class_def in collector.class_defs:  # a method of that name: self.x is the method
+        for item in class_def.body.body:
+            if isinstance(item, cst.FunctionDef):
+                assigned.add((id(class_def), item.name.value))
     for attribute in collector.self_attributes:
         inner = analysis.parents.get(attribute)
         outer = analysis.parents.get(inner) if inner is not None else None
