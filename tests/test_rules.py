@@ -190,3 +190,20 @@ def test_upgrade_reports_through_the_same_layer(tmp_path: Path) -> None:
     assert [result["ruleId"] for result in log["runs"][0]["results"]] == ["MSR002"]
     described = log["runs"][0]["tool"]["driver"]["rules"][0]["shortDescription"]["text"]
     assert described.startswith("GradOperation flags")
+
+
+def test_ms201_moves_the_functional_names_of_a_from_import_to_mindspore_ops() -> None:
+    from ms_migrate.engine import migrate_text
+
+    source = "from mindspore import Tensor, value_and_grad as vg, grad\n\nfn = vg(net)\ng = grad(net)\n"
+    result = migrate_text(source, Version(1, 9))
+    moved = "from mindspore import Tensor\nfrom mindspore.ops import value_and_grad as vg, grad\n"
+    assert result.text.startswith(moved)
+    assert [item.code for item in result.fixed] == ["MS201", "MS201"]
+    nested = "def f():\n    from mindspore import (\n        grad,\n    )  # why\n    return grad\n"
+    expected = "def f():\n    from mindspore.ops import grad  # why\n    return grad\n"
+    assert migrate_text(nested, Version(1, 8)).text == expected
+    # Sharing its line with another statement, the import is reported but not rewritten.
+    shared = "import os; from mindspore import grad\n"
+    result = migrate_text(shared, Version(1, 9))
+    assert result.text == shared and [item.fix for item in result.diagnostics] == [None]

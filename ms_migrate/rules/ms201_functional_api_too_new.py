@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from typing import Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
@@ -34,10 +35,12 @@ class FunctionalApiTooNew(Rule):
         valid=(
             Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "2.0"),
             Example("import mindspore as ms\nfn = ms.ops.value_and_grad(net, None, weights)\n", "1.8"),
+            Example("from mindspore import Tensor\nfrom mindspore.ops import grad\n", "1.8"),
         ),
         invalid=(
             Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "1.9"),
             Example("from mindspore import grad\n", "1.8"),
+            Example("from mindspore import Tensor, value_and_grad as vg\n", "1.9"),
             Example("import mindspore\ng = mindspore.grad(net)\n", "1.7"),
         ),
     )
@@ -46,14 +49,16 @@ class FunctionalApiTooNew(Rule):
         has_ops = ctx.target >= Version(1, 8)
         for node in ast.walk(ctx.tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
-                for alias in node.names:
-                    if alias.name in TOP_LEVEL.values():
-                        where = "mindspore.ops" if has_ops else "GradOperation (ms-migrate downgrade)"
-                        yield self.diagnostic(
-                            node,
-                            f"`from mindspore import {alias.name}` fails at import before MindSpore 2.0 "
-                            f"(target {ctx.target}); use {where}",
-                        )
+                moved = [alias for alias in node.names if alias.name in TOP_LEVEL.values()]
+                fix = _ops_import(ctx.text, node, moved) if has_ops and moved else None
+                for alias in moved:
+                    where = "mindspore.ops" if has_ops else "GradOperation (ms-migrate downgrade)"
+                    yield self.diagnostic(
+                        node,
+                        f"`from mindspore import {alias.name}` fails at import before MindSpore 2.0 "
+                        f"(target {ctx.target}); use {where}",
+                        fix,
+                    )
             elif isinstance(node, ast.Attribute) and ctx.qualified_name(node) in TOP_LEVEL:
                 name = TOP_LEVEL[ctx.qualified_name(node)]  # type: ignore[index]
                 message = (
@@ -73,3 +78,24 @@ class FunctionalApiTooNew(Rule):
                 else:
                     message += "; before 1.8 only GradOperation takes weights (ms-migrate downgrade)"
                 yield self.diagnostic(node, message, fix)
+
+
+def _spelled(alias: ast.alias) -> str:
+    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+
+
+def _ops_import(text: str, node: ast.ImportFrom, moved: list[ast.alias]) -> Optional[Fix]:
+    """`from mindspore import grad` -> `from mindspore.ops import grad`; other names stay where
+    they were. Only for an import alone on its line(s), so the split keeps the indentation."""
+    lines = text.splitlines()
+    end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
+    before = lines[node.lineno - 1][: node.col_offset]
+    after = lines[end_line - 1][end_col:]
+    if before.strip() or (after.strip() and not after.strip().startswith("#")):
+        return None
+    kept = [alias for alias in node.names if alias not in moved]
+    statements = [f"from mindspore.ops import {', '.join(map(_spelled, moved))}"]
+    if kept:
+        statements.insert(0, f"from mindspore import {', '.join(map(_spelled, kept))}")
+    edit = Edit((node.lineno, node.col_offset), (end_line, end_col), f"\n{before}".join(statements))
+    return Fix((edit,), "exact", "import them from mindspore.ops")
