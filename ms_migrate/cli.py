@@ -11,10 +11,11 @@ Exit codes (also in README.md):
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import ClassVar, Optional
 
 import click
 from rich.console import Console
@@ -26,7 +27,6 @@ from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
-from ms_migrate.verify.command import options_for_upgrade, show_verification, verify_command
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -129,7 +129,23 @@ def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., N
     return apply
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose `verify` command (and the machinery behind it) is imported only when run."""
+
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {"verify": ("ms_migrate.verify.command", "verify_command")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name in self.lazy:
+            module, attribute = self.lazy[name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ms-migrate")
 def main() -> None:
     """Migrate MindSpore autodiff code between API generations."""
@@ -183,6 +199,9 @@ def upgrade(
     verify_exit = EXIT_OK
     try:
         if verify:
+            # The verify machinery loads only when asked for: a plain run starts faster.
+            from ms_migrate.verify.command import options_for_upgrade, show_verification
+
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
                 files, target, not dry_run, options, allow_unverified, jobs, config
@@ -207,7 +226,8 @@ def upgrade(
                 for line in render(shown, "text").splitlines():
                     err.print(line, markup=False)
             records += shown
-            verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
+            if verify:
+                verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
         if fmt != "text":
             sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
@@ -220,7 +240,6 @@ def upgrade(
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
-main.add_command(verify_command)
 
 
 @main.command()

@@ -8,8 +8,10 @@ for one.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
 libcst_parses = 0
 
@@ -65,6 +67,8 @@ def precheck(text: str) -> ast.Module:
 
 def parse(text: str) -> cst.Module:
     """The libcst module of ``text`` (whose precheck passed)."""
+    import libcst as cst  # imported on first need: most runs parse no file with libcst
+
     global libcst_parses
     libcst_parses += 1
     try:

@@ -131,3 +131,21 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     assert snapshot(tmp_path) == before
     (tmp_path / "legacy.py").unlink()
     assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0
+
+
+def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machinery(tmp_path: Path) -> None:
+    # Start-up is most of a pre-commit run on one file: nothing it does not use is imported.
+    (tmp_path / "plain.py").write_text("import mindspore as ms\n\nx = ms.Tensor(1)\n")
+    script = (
+        "import sys\n"
+        "from ms_migrate.cli import main\n"
+        "try:\n"
+        "    main(['check', '--target-version', '2.8', '-q', sys.argv[1]])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(name for name in ('libcst', 'ms_migrate.verify.verifier') if name in sys.modules))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "plain.py")], capture_output=True, text=True
+    )
+    assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stderr

@@ -129,7 +129,8 @@ def test_inherited_ops_are_found_on_ast_as_libcst_finds_them(source: str) -> Non
 
     from libcst.metadata import MetadataWrapper
 
-    from ms_migrate.rules.ms101.analysis import analyse, inherited_uses
+    from ms_migrate.rules.ms101.analysis import analyse
+    from ms_migrate.rules.ms101.gate import inherited_uses
 
     text = "import mindspore.nn as nn\n\n" + source
     uses = inherited_uses(ast.parse(text))

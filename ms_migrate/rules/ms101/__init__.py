@@ -22,11 +22,10 @@ from collections.abc import Iterable
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.analysis import UNTOUCHED, base_class_ops, calls_grad_operation, inherited_uses
+from ms_migrate.rules.ms101.gate import UNTOUCHED, base_class_ops, calls_grad_operation, inherited_uses
 from ms_migrate.rules.ms101.reasons import NOTES, REASONS, left_alone
-from ms_migrate.rules.ms101.rewrite import CODE, rewrite
 
-ID = CODE
+ID = "MS101"
 TITLE = "GradOperation train step can use value_and_grad"
 SAFETY = "exact"
 # ops.value_and_grad takes weights from 1.8. The rule still runs below it, to say why each site
@@ -105,6 +104,8 @@ class GradOperationToFunctional(Rule):
                 for use in uses:
                     yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")
                 return
+        from ms_migrate.rules.ms101.rewrite import rewrite  # libcst: only for files that may change
+
         result = rewrite(ctx)
         fix = None
         if result.text is not None:
