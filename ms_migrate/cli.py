@@ -15,13 +15,14 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 import click
 from rich.console import Console
 
 from ms_migrate import __version__, sources
 from ms_migrate.config import Config, ConfigError, load_config
+from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Summary, print_diff, unified_diff
@@ -151,22 +152,53 @@ def main() -> None:
     """Migrate MindSpore autodiff code between API generations."""
 
 
+def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The arguments and options upgrade and downgrade share."""
+    options = [
+        click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+        click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing."),
+        _run_options(
+            quiet_help="Only errors and left-alone sites.",
+            format_help="How findings are shown: text on stderr (beside the diff), or json, sarif, github "
+            "on stdout.",
+        ),
+        click.option(
+            "--verify",
+            is_flag=True,
+            help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
+        ),
+        click.option(
+            "--allow-unverified",
+            is_flag=True,
+            help="With --verify: write rewrites that were not proven equal too.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing.")
-@_run_options(
-    quiet_help="Only errors and left-alone sites.",
-    format_help="How findings are shown: text on stderr (beside the diff), or json, sarif, github on stdout.",
-)
-@click.option(
-    "--verify",
-    is_flag=True,
-    help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
-)
-@click.option(
-    "--allow-unverified", is_flag=True, help="With --verify: write rewrites that were not proven equal too."
-)
-def upgrade(
+@_migration_options
+def upgrade(**options: Any) -> None:
+    """Rewrite GradOperation train steps into value_and_grad / grad."""
+    _migrate(UPGRADE_KINDS, **options)
+
+
+@main.command()
+@_migration_options
+def downgrade(**options: Any) -> None:
+    """Rewrite modern autodiff code into what an older MindSpore runs (pass --target-version).
+
+    For 1.8 to 1.10: `mindspore.value_and_grad` / `grad`, under any alias and in `from` imports,
+    become `mindspore.ops.*`, and keywords the target does not take are reported (MS202). Below
+    1.8 (GradOperation forms) the sites are reported, not yet rewritten.
+    """
+    _migrate(DOWNGRADE_KINDS, **options)
+
+
+def _migrate(
+    kinds: tuple[str, ...],
     paths: tuple[Path, ...],
     dry_run: bool,
     target_version: Optional[Version],
@@ -179,7 +211,7 @@ def upgrade(
     verify: bool,
     allow_unverified: bool,
 ) -> None:
-    """Rewrite GradOperation train steps into value_and_grad / grad."""
+    """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
@@ -204,10 +236,10 @@ def upgrade(
 
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
-                files, target, not dry_run, options, allow_unverified, jobs, config
+                files, target, not dry_run, options, allow_unverified, jobs, config, kinds
             )
         else:
-            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config)
+            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config, kinds=kinds)
         records: list[Record] = []
         for outcome in outcomes:
             display = str(outcome.path)

@@ -20,11 +20,12 @@ from ms_migrate.reasons import INTERNAL_ERROR, all_notes, all_reasons
 from ms_migrate.rules.base import Rule, all_rules
 from ms_migrate.versions import Version
 
-__all__ = ["FileResult", "ParseFailure", "migrate_text", "rules_of_kind", "run_rules"]
+__all__ = ["FileResult", "ParseFailure", "downgrade_text", "migrate_text", "rules_of_kind", "run_rules"]
 
 # What `upgrade` (and `check`, which reports what upgrade would do) runs: the upgrade rules, and
-# the lint rules, whose exact fixes make code run on the target.
+# the lint rules, whose exact fixes make code run on the target. `downgrade` swaps the first.
 UPGRADE_KINDS = ("upgrade", "lint")
+DOWNGRADE_KINDS = ("downgrade", "lint")
 
 
 @dataclass
@@ -95,6 +96,13 @@ def migrate_text(
     without it only this file is consulted. ``path`` is where ``text`` lives among them.
     """
     return run_rules(text, target, rules_of_kind(UPGRADE_KINDS), project, path)
+
+
+def downgrade_text(
+    text: str, target: Version, project: Optional[ProjectIndex] = None, path: Optional[Path] = None
+) -> FileResult:
+    """What ``downgrade`` makes of ``text`` for an older MindSpore ``target``."""
+    return run_rules(text, target, rules_of_kind(DOWNGRADE_KINDS), project, path)
 
 
 def _context(text: str, target: Version, path: Optional[Path], project: ProjectIndex) -> FileContext:

@@ -129,10 +129,11 @@ def upgrade_files(
     write: bool,
     jobs: int = 1,
     config: Config = NO_CONFIG,
+    kinds: Sequence[str] = UPGRADE_KINDS,
 ) -> Iterator[FileOutcome]:
-    """Migrate ``paths`` (in a pool when ``jobs`` > 1) and, when ``write``, write each changed
-    file from this process as its result arrives."""
-    work = partial(upgrade_file, target=target, config=config)
+    """Migrate ``paths`` with the rules of ``kinds`` (in a pool when ``jobs`` > 1) and, when
+    ``write``, write each changed file from this process as its result arrives."""
+    work = partial(upgrade_file, target=target, config=config, kinds=tuple(kinds))
     if jobs <= 1 or len(paths) < 2:
         _set_project(paths)
         results: Iterator[FileOutcome] = map(work, paths)
@@ -168,6 +169,7 @@ def upgrade_files_verified(
     allow_unverified: bool = False,
     jobs: int = 1,
     config: Config = NO_CONFIG,
+    kinds: Sequence[str] = UPGRADE_KINDS,
 ) -> Iterator[FileOutcome]:
     """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
 
@@ -176,7 +178,7 @@ def upgrade_files_verified(
     """
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
 
-    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs, config=config))
+    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs, config=config, kinds=kinds))
     changed = [outcome for outcome in outcomes if outcome.changed and outcome.path.suffix != ".ipynb"]
     for outcome in outcomes:
         if outcome.changed and outcome.path.suffix == ".ipynb":

@@ -24,6 +24,19 @@ class FixtureCase:
         return f"{self.source.parent.name}/{self.source.stem}"
 
     @property
+    def command(self) -> str:
+        """`downgrade` for the cases under fixtures/downgrade/, else `upgrade`."""
+        return "downgrade" if self.source.parent.name == "downgrade" else "upgrade"
+
+    def migrate(self, text: str):  # type: ignore[no-untyped-def]
+        """What the case's command makes of ``text`` on the case's target."""
+        from ms_migrate.engine import downgrade_text, migrate_text
+        from ms_migrate.versions import Version
+
+        run = downgrade_text if self.command == "downgrade" else migrate_text
+        return run(text, Version.parse(self.target))
+
+    @property
     def runnable(self) -> bool:
         return self.expected is not None and b'if __name__ == "__main__":' in self.source.read_bytes()
 
@@ -69,8 +82,6 @@ def write_missing_expectations() -> None:
     `python -m tests.fixture_cases` - then read every new file before committing it.
     """
     from ms_migrate import sources
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
 
     for source in sorted(FIXTURES.glob("*/*.py")):
         if source.name.startswith("_") or source.name.endswith(".expected.py"):
@@ -81,7 +92,8 @@ def write_missing_expectations() -> None:
             continue
         read = sources.read_source(source)
         target = _pragmas(source).get("target-version", "2.10")
-        result = migrate_text(read.text, Version.parse(target))
+        case = FixtureCase(source, None, target, frozenset(), False)
+        result = case.migrate(read.text)
         if result.text == read.text:
             unchanged.write_text("")
             print(f"unchanged: {unchanged}")

@@ -149,3 +149,27 @@ def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machi
         [sys.executable, "-c", script, str(tmp_path / "plain.py")], capture_output=True, text=True
     )
     assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stderr
+
+
+def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path: Path) -> None:
+    source = (
+        "import mindspore as ms\nfrom mindspore import value_and_grad\n\n"
+        "fn = ms.grad(net, 0, w, return_ids=True)\ng = value_and_grad(net)\nh = ms.grad(net)\n"
+    )
+    path = tmp_path / "step.py"
+    path.write_text(source)
+    preview = run("downgrade", "--dry-run", "--target-version", "1.9", str(path))
+    assert preview.returncode == 1 and path.read_text() == source
+    assert "+from mindspore.ops import value_and_grad" in preview.stdout
+    assert "+h = ms.ops.grad(net)" in preview.stdout
+    # return_ids does not exist on 1.9: mindspore.ops.grad would fail there too, so it stays.
+    assert "-fn = ms.grad" not in preview.stdout and "MS202 grad() takes no `return_ids=`" in preview.stderr
+    applied = run("downgrade", "--target-version", "1.9", str(path))
+    again = run("downgrade", "--dry-run", "--target-version", "1.9", str(path))
+    assert applied.returncode == 0 and again.returncode == 0 and again.stdout == ""
+    # Below 1.8 only GradOperation takes weights: reported, not rewritten (yet).
+    old = tmp_path / "old.py"
+    old.write_text(source)
+    result = run("downgrade", "--dry-run", "--target-version", "1.7", str(old))
+    assert result.returncode == 0 and result.stdout == ""
+    assert "only GradOperation takes weights" in result.stderr
