@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).parent.parent
 LEGACY = ROOT / "tests" / "fixtures" / "ms101" / "cell_get_by_list.py"
+NOTEBOOK = ROOT / "tests" / "notebooks" / "tutorial.ipynb"
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -31,6 +32,7 @@ def project(tmp_path: Path) -> Path:
     repo.mkdir()
     git("init", "-q", cwd=repo)
     shutil.copy(LEGACY, repo / "train.py")
+    shutil.copy(NOTEBOOK, repo / "lesson.ipynb")
     (repo / "notes.py").write_text("x = 1\n")
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {ROOT}\n  rev: {head}\n  hooks:\n  - id: ms-migrate-check\n"
@@ -52,6 +54,7 @@ def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     flagged = pre_commit(project, "run", "ms-migrate-check", "--all-files")
     assert flagged.returncode == 1, flagged.stdout + flagged.stderr
     assert "train.py:14:1: MS101 modernisable" in flagged.stdout
+    assert "lesson.ipynb:cell 3:7:1: MS101 modernisable" in flagged.stdout  # notebooks are hooked too
     assert "notes.py" not in flagged.stdout
 
     fixed = pre_commit(project, "run", "ms-migrate-upgrade", "--hook-stage", "manual", "--all-files")
@@ -59,6 +62,7 @@ def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     assert "files were modified by this hook" in fixed.stdout
     rewritten = (project / "train.py").read_text()
     assert "GradOperation" not in rewritten and "ms.grad(self.network, None, weights)" in rewritten
+    assert "C.GradOperation(get_by_list=True)" not in (project / "lesson.ipynb").read_text(encoding="utf-8")
 
     git("add", ".", cwd=project)
     clean = pre_commit(project, "run", "ms-migrate-check", "--all-files")
