@@ -38,11 +38,6 @@ class FileResult:
     def converted(self) -> int:
         return len(self.fixed)
 
-    @property
-    def left_alone(self) -> int:
-        reasons = all_reasons()
-        return sum(item.code in reasons for item in self.diagnostics)
-
 
 def rules_of_kind(kinds: Sequence[str]) -> tuple[Rule, ...]:
     return tuple(rule for rule in all_rules() if rule.kind in kinds)
@@ -162,14 +157,12 @@ def _validate(
     new_text: str, target: Version, rules: Sequence[Rule], path: Optional[Path], project: ProjectIndex
 ) -> Optional[str]:
     try:
-        compile(new_text, "<rewritten>", "exec")
-    except SyntaxError as error:
-        return f"output does not compile: {error.msg} (line {error.lineno})"
+        context = _context(new_text, target, path, project)  # the precheck parses and compiles it
+    except ParseFailure as error:
+        return f"output does not compile: {error.message} (line {error.line})"
     applicable = [rule for rule in rules if rule.applies_to(new_text, target)]
-    if not applicable:
-        return None
     try:
-        again = _collect(_context(new_text, target, path, project), applicable)
+        again = _collect(context, applicable)
     except ParseFailure as error:
         return f"output does not parse: {error.message}"
     remaining = [item for item in again if item.fix is not None]

@@ -28,10 +28,6 @@ from ms_migrate.rules.ms101.reasons import NOTES, REASONS, left_alone
 ID = "MS101"
 TITLE = "GradOperation train step can use value_and_grad"
 SAFETY = "exact"
-# ops.value_and_grad takes weights from 1.8. The rule still runs below it, to say why each site
-# stays (MSR001).
-MIN_TARGET = "1.8"
-
 BEFORE = """\
 class TrainStep(nn.Cell):
     def __init__(self, network, optimizer):
@@ -74,6 +70,8 @@ class GradOperationToFunctional(Rule):
     title = TITLE
     kind = "upgrade"
     severity = Severity.INFO
+    # ops.value_and_grad takes weights from 1.8; the rule runs on every target all the same, to say
+    # why each site stays below it (MSR001).
     targets = VersionRange()
     prefilter = ("GradOperation", "TrainOneStep", "PipelineCell")
     reasons = REASONS
