@@ -45,7 +45,8 @@ class FileFacts:
     )
 
 
-def _last_name(node: ast.AST) -> Optional[str]:
+def last_name(node: ast.AST) -> Optional[str]:
+    """`Cell` for `nn.Cell` or `Cell`; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -54,7 +55,7 @@ def _last_name(node: ast.AST) -> Optional[str]:
 
 
 def _class_facts(node: ast.ClassDef) -> ClassFacts:
-    bases = tuple(name for name in (_last_name(base) for base in node.bases) if name)
+    bases = tuple(name for name in (last_name(base) for base in node.bases) if name)
     construct: Optional[bool] = None
     init_params: tuple[str, ...] = ()
     attributes: dict[str, tuple[str, str]] = {}
@@ -78,8 +79,8 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
                 value = statement.value
                 if isinstance(value, ast.Name) and value.id in init_params:
                     fact = ("param", value.id)
-                elif isinstance(value, ast.Call) and _last_name(value.func):
-                    fact = ("class", _last_name(value.func) or "")
+                elif isinstance(value, ast.Call) and last_name(value.func):
+                    fact = ("class", last_name(value.func) or "")
                 else:
                     fact = ("unknown", "")
                 # Assigned twice, differently: unknown.
@@ -134,7 +135,7 @@ def file_facts(text: str) -> FileFacts:
         made: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for node in nodes:
             if isinstance(node, ast.Assign):
-                callee = _last_name(node.value.func) if isinstance(node.value, ast.Call) else None
+                callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         made[target.id].append((node.lineno, callee or "?"))
@@ -145,7 +146,7 @@ def file_facts(text: str) -> FileFacts:
             argument: ast.AST, caller: str, made: dict[str, list[tuple[int, str]]] = made
         ) -> set[str]:
             if isinstance(argument, ast.Call):
-                callee = _last_name(argument.func)
+                callee = last_name(argument.func)
                 return {callee} if callee else {"?"}
             if isinstance(argument, ast.Name):
                 # The value the name holds at this call: the last assignment above it, skipping
@@ -161,7 +162,7 @@ def file_facts(text: str) -> FileFacts:
         for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
-            callee = _last_name(node.func)
+            callee = last_name(node.func)
             if not callee or not callee[:1].isupper():
                 continue
             positional: list[set[str]] = []

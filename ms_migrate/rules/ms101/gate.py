@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
+from ms_migrate.analysis.project import last_name
 from ms_migrate.data import rules_path
 
 # Base classes that create `self.grad` themselves; a subclass applying it inherits the op.
@@ -43,10 +44,6 @@ class Flags:
         return ", ".join(f"{name}=True" for name in set_flags) or "no flags"
 
 
-def _terminal_name(node: ast.expr) -> Optional[str]:
-    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
-
-
 def calls_grad_operation(tree: ast.Module) -> bool:
     """Whether the `ast` tree calls something named GradOperation (or imported under another
     name): a superset of the creations ``analyse`` finds, decided without libcst."""
@@ -55,7 +52,7 @@ def calls_grad_operation(tree: ast.Module) -> bool:
         if isinstance(node, ast.ImportFrom):
             creators |= {item.asname for item in node.names if item.name == "GradOperation" and item.asname}
     calls = (node for node in ast.walk(tree) if isinstance(node, ast.Call))
-    return any(_terminal_name(call.func) in creators for call in calls)
+    return any(last_name(call.func) in creators for call in calls)
 
 
 def inherited_uses(
@@ -89,7 +86,7 @@ def inherited_uses(
     for owner, attribute in applied:
         if (id(owner), attribute.attr) in assigned:
             continue
-        names = [_terminal_name(base) for base in owner.bases]
+        names = [last_name(base) for base in owner.bases]
         base = next((name for name in names if name in TRAIN_ONE_STEP_FAMILY), None)
         if base is None and family_of is not None:
             base = family_of(owner)
