@@ -105,46 +105,70 @@ def test_a_rule_that_fails_costs_only_its_own_findings(tmp_path: Path, monkeypat
     assert "rule MS902 failed: KeyError" in failure.message
 
 
+# Source, then the ops whose flags are unknown (line, class, base), then those that become sites
+# (class, attribute, base).
 INHERITED = [
-    "class Step(nn.TrainOneStepCell):\n    def construct(self, x):\n"
-    "        return self.grad(self.network, self.weights)(x)\n",
-    "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad = f\n\n"
-    "    def construct(self, x):\n        return self.grad(self.network, self.weights)(x)\n",
-    "class Step(TrainOneStepWithLossScaleCell):\n    def construct(self, x):\n"
-    "        def inner():\n            return self.grad(self.network, self.weights)(x, self.sens)\n"
-    "        return inner()\n",
-    "class Outer(nn.TrainOneStepCell):\n    class Inner:\n"
-    "        def f(self):\n            return self.grad(a)(b)\n",
-    "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad, self.x = f, 1\n"
-    "        self.y: int = 2\n\n    def construct(self, x):\n        return self.grad(a)(x) + self.y(a)(x)\n",
-    "class Step(nn.PipelineCell):\n    def construct(self, x):\n        return self.grad(a)(x)\n",
-    "class Step(nn.TrainOneStepCell):\n    def grad(self, net, weights):\n        return f\n\n"
-    "    def construct(self, x):\n        return self.grad(self.network, self.weights)(x)\n",
+    (
+        "class Step(nn.TrainOneStepCell):\n    def construct(self, x):\n"
+        "        return self.grad(self.network, self.weights)(x)\n",
+        [],
+        {("Step", "grad", "TrainOneStepCell")},
+    ),
+    (  # created in this class: not inherited
+        "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad = f\n\n"
+        "    def construct(self, x):\n        return self.grad(self.network, self.weights)(x)\n",
+        [],
+        set(),
+    ),
+    (
+        "class Step(TrainOneStepWithLossScaleCell):\n    def construct(self, x):\n"
+        "        def inner():\n            return self.grad(self.network, self.weights)(x, self.sens)\n"
+        "        return inner()\n",
+        [],
+        {("Step", "grad", "TrainOneStepWithLossScaleCell")},
+    ),
+    (  # `self` is the nested class's
+        "class Outer(nn.TrainOneStepCell):\n    class Inner:\n"
+        "        def f(self):\n            return self.grad(a)(b)\n",
+        [],
+        set(),
+    ),
+    (  # a tuple or annotated assignment does not hide the base's op
+        "class Step(nn.TrainOneStepCell):\n    def __init__(self):\n        self.grad, self.x = f, 1\n"
+        "        self.y: int = 2\n\n    def construct(self, x):\n"
+        "        return self.grad(a)(x) + self.y(a)(x)\n",
+        [(9, "Step", "TrainOneStepCell")],
+        {("Step", "grad", "TrainOneStepCell")},
+    ),
+    (
+        "class Step(nn.PipelineCell):\n    def construct(self, x):\n        return self.grad(a)(x)\n",
+        [(5, "Step", "PipelineCell")],
+        set(),
+    ),
+    (  # a method of that name
+        "class Step(nn.TrainOneStepCell):\n    def grad(self, net, weights):\n        return f\n\n"
+        "    def construct(self, x):\n        return self.grad(self.network, self.weights)(x)\n",
+        [],
+        set(),
+    ),
 ]
 
 
-@pytest.mark.parametrize("source", INHERITED)
-def test_inherited_ops_are_found_on_ast_as_libcst_finds_them(source: str) -> None:
+@pytest.mark.parametrize(("source", "unknown", "known"), INHERITED)
+def test_inherited_ops_are_sites_when_the_base_is_known(source: str, unknown: list, known: set) -> None:
     import ast
 
-    from libcst.metadata import MetadataWrapper
-
     from ms_migrate.rules.ms101.analysis import analyse
-    from ms_migrate.rules.ms101.gate import inherited_uses
 
     text = "import mindspore.nn as nn\n\n" + source
-    uses = inherited_uses(ast.parse(text))
-    analysis = analyse(MetadataWrapper(parsing.parse(text), unsafe_skip_copy=True))
-    # Ops whose base class and flags are known become sites; the others stay inherited uses.
-    unknown = sorted((use.line, use.class_name, use.base) for use in uses if use.flags is None)
-    assert unknown == sorted((use.line, use.class_name, use.base) for use in analysis.inherited)
-    known = {(use.class_name, use.attribute, use.base) for use in uses if use.flags is not None}
-    sites = {(site.class_def.name.value, site.name, site.inherited_from) for site in analysis.sites}  # type: ignore[union-attr]
-    assert known == sites
+    analysis = analyse(ast.parse(text), text)
+    assert sorted((use.line, use.class_name, use.base) for use in analysis.inherited) == unknown
+    sites = {(site.class_def.name, site.name, site.inherited_from) for site in analysis.sites}  # type: ignore[union-attr]
+    assert sites == known
 
 
 def test_a_file_with_only_unknown_inherited_ops_is_reported_without_libcst() -> None:
-    text = "import mindspore.nn as nn\n\n" + next(source for source in INHERITED if "PipelineCell" in source)
+    text = "import mindspore.nn as nn\n\n" + next(case[0] for case in INHERITED if "PipelineCell" in case[0])
     before = parsing.libcst_parses
     result = migrate_text(text, Version(2, 8))
     assert before == parsing.libcst_parses
@@ -152,7 +176,7 @@ def test_a_file_with_only_unknown_inherited_ops_is_reported_without_libcst() -> 
 
 
 def test_an_op_a_mindspore_base_class_creates_converts_with_its_known_flags() -> None:
-    text = "import mindspore.nn as nn\n\n" + INHERITED[0]
+    text = "import mindspore.nn as nn\n\n" + INHERITED[0][0]
     result = migrate_text(text, Version(2, 8))
     (converted,) = result.fixed
     assert converted.message.startswith("self.grad from TrainOneStepCell: GradOperation(get_by_list=True")

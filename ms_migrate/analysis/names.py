@@ -1,4 +1,4 @@
-"""Resolving names to MindSpore's qualified names through a module's own imports.
+"""Resolving names to MindSpore's qualified names through a module's own imports, on ``ast``.
 
 Scope-aware matching through libcst metadata costs about 11 times a bare parse on the model zoo,
 so this resolves names itself: module-level imports give the candidates, and a name rebound at
@@ -7,45 +7,52 @@ module level or in an enclosing function is treated as unknown rather than guess
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-import libcst as cst
+Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
-Scope = Union[cst.FunctionDef, cst.Lambda]
 
-
-def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+def dotted_name(node: ast.AST) -> Optional[str]:
     """``a.b.c`` for a chain of attributes on a name, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base else None
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
-def variable_names(node: cst.CSTNode) -> set[str]:
-    """Variable names read or written in ``node``; the attribute part of ``a.x`` is not one."""
+def variable_names(node: ast.AST) -> set[str]:
+    """Names ``node`` reads or binds: variables, parameters, keyword names, def, class and import
+    names. The attribute part of ``a.x`` is not one."""
     found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-    node.visit(_Names())
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found.add(child.id)
+        elif isinstance(child, ast.arg) or (isinstance(child, ast.keyword) and child.arg is not None):
+            found.add(child.arg)
+        elif isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
+            found.add(child.name)
+        elif isinstance(child, ast.alias):
+            found.add(child.asname or child.name.split(".")[0])
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            found.update(child.names)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            found.add(child.name)
     return found
 
 
-def _import_module_name(node: Union[cst.Attribute, cst.Name]) -> str:
-    name = dotted_name(node)
-    assert name is not None
-    return name
+def all_names(tree: ast.AST) -> set[str]:
+    """Every name the file binds or reads in any scope, attribute names included: a new import
+    must avoid all of them."""
+    names = variable_names(tree)
+    names.update(node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute))
+    return names
 
 
 @dataclass(frozen=True)
@@ -54,147 +61,103 @@ class ImportBinding:
 
     local: str
     qualified: str
-    statement: Union[cst.Import, cst.ImportFrom]
-    alias: cst.ImportAlias
 
 
-def _import_bindings(statement: Union[cst.Import, cst.ImportFrom]) -> list[ImportBinding]:
-    bindings = []
-    if isinstance(statement, cst.Import):
-        for alias in statement.names:
-            module = _import_module_name(alias.name)
-            if alias.asname is not None:
-                local = alias.asname.name.value  # type: ignore[union-attr]
-                bindings.append(ImportBinding(local, module, statement, alias))
-            else:
-                root = module.split(".")[0]
-                bindings.append(ImportBinding(root, root, statement, alias))
-        return bindings
-    if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
-        return bindings
-    module = _import_module_name(statement.module)
-    for alias in statement.names:
-        name = _import_module_name(alias.name)
-        local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-        bindings.append(ImportBinding(local, f"{module}.{name}", statement, alias))
-    return bindings
+def import_bindings(statement: Union[ast.Import, ast.ImportFrom]) -> list[ImportBinding]:
+    if isinstance(statement, ast.Import):
+        return [
+            ImportBinding(alias.asname, alias.name)
+            if alias.asname
+            else ImportBinding(alias.name.split(".")[0], alias.name.split(".")[0])
+            for alias in statement.names
+        ]
+    if statement.level or statement.module is None:
+        return []
+    return [
+        ImportBinding(alias.asname or alias.name, f"{statement.module}.{alias.name}")
+        for alias in statement.names
+        if alias.name != "*"
+    ]
 
 
-class _BindingCollector(cst.CSTVisitor):
-    """Names bound directly in one scope, not descending into nested scopes."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.imports: list[Union[cst.Import, cst.ImportFrom]] = []
-        self._depth = 0
-
-    def _bind_target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind_target(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value)
-
-    def _enter_scope(self, name: Optional[str]) -> bool:
-        if self._depth == 0 and name is not None:
-            self.names.add(name)
-        self._depth += 1
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return self._enter_scope(node.name.value)
-
-    def visit_If(self, node: cst.If) -> bool:
-        # Imports under `if TYPE_CHECKING:` do not exist at run time; generated code must not
-        # rely on them, and a GradOperation named through them cannot run either.
-        test = dotted_name(node.test) or ""
-        if test.split(".")[-1] == "TYPE_CHECKING":
-            if node.orelse is not None:
-                node.orelse.visit(self)
-            return False
-        return True
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return self._enter_scope(node.name.value)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return self._enter_scope(None)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._depth -= 1
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self._depth -= 1
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind_target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind_target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind_target(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        if not isinstance(node.name, (cst.Name, cst.Tuple, cst.List)):
-            return
-        self._bind_target(node.name)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind_target(node.name.name)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.imports.append(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.imports.append(node)
-        return False
-
-    def visit_Global(self, node: cst.Global) -> None:
-        for item in node.names:
-            self.names.add(item.name.value)
+def _is_type_checking(test: ast.expr) -> bool:
+    return (dotted_name(test) or "").split(".")[-1] == "TYPE_CHECKING"
 
 
-def _bound_in(body: Iterable[cst.CSTNode]) -> _BindingCollector:
-    collector = _BindingCollector()
-    for statement in body:
-        statement.visit(collector)
-    return collector
+def _bind(target: ast.AST, names: set[str]) -> None:
+    if isinstance(target, ast.Name):
+        names.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _bind(element, names)
+    elif isinstance(target, ast.Starred):
+        _bind(target.value, names)
+
+
+def bound_in(body: Iterable[ast.AST]) -> tuple[set[str], list[Union[ast.Import, ast.ImportFrom]]]:
+    """Names bound directly in one scope (not in nested ones), and its import statements.
+
+    Imports under `if TYPE_CHECKING:` do not exist at run time: generated code must not rely on
+    them, and a GradOperation named through them cannot run either.
+    """
+    names: set[str] = set()
+    imports: list[Union[ast.Import, ast.ImportFrom]] = []
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind(target, names)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+            _bind(node.target, names)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            _bind(node.optional_vars, names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.Global):
+            names.update(node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return names, imports
+
+
+def parameter_names(arguments: ast.arguments) -> set[str]:
+    names = {arg.arg for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    for star in (arguments.vararg, arguments.kwarg):
+        if star is not None:
+            names.add(star.arg)
+    return names
 
 
 @dataclass
 class NameResolver:
     """Maps expressions to qualified names using the module's imports and scopes."""
 
-    module: cst.Module
     imports: dict[str, ImportBinding] = field(default_factory=dict)
     rebound: set[str] = field(default_factory=set)
     _local_cache: dict[int, set[str]] = field(default_factory=dict)
 
     @classmethod
-    def for_module(cls, module: cst.Module) -> NameResolver:
-        resolver = cls(module)
-        collected = _bound_in(module.body)
+    def for_module(cls, tree: ast.Module) -> NameResolver:
+        resolver = cls()
+        names, statements = bound_in(tree.body)
         import_locals: dict[str, list[ImportBinding]] = {}
-        for statement in collected.imports:
-            for binding in _import_bindings(statement):
+        for statement in statements:
+            for binding in import_bindings(statement):
                 import_locals.setdefault(binding.local, []).append(binding)
         for name, bindings in import_locals.items():
             qualified = {binding.qualified for binding in bindings}
-            if len(qualified) == 1 and name not in collected.names:
+            if len(qualified) == 1 and name not in names:
                 resolver.imports[name] = bindings[0]
             else:
                 resolver.rebound.add(name)
@@ -204,19 +167,12 @@ class NameResolver:
         cached = self._local_cache.get(id(scope))
         if cached is not None:
             return cached
-        names: set[str] = set()
-        params = scope.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            names.add(param.name.value)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                names.add(star.name.value)
-        if isinstance(scope, cst.FunctionDef):
-            body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else [scope.body]
-            collected = _bound_in(body)
-            names |= collected.names
-            for statement in collected.imports:
-                names |= {binding.local for binding in _import_bindings(statement)}
+        names = parameter_names(scope.args)
+        if isinstance(scope, FUNCTION_TYPES):
+            bound, statements = bound_in(scope.body)
+            names |= bound
+            for statement in statements:
+                names |= {binding.local for binding in import_bindings(statement)}
         self._local_cache[id(scope)] = names
         return names
 
@@ -224,7 +180,7 @@ class NameResolver:
         """True if ``name`` at this point refers to the module-level import binding."""
         return name in self.imports and not any(name in self.locals_of(scope) for scope in scopes)
 
-    def qualified_name(self, node: cst.BaseExpression, scopes: Iterable[Scope] = ()) -> Optional[str]:
+    def qualified_name(self, node: ast.AST, scopes: Iterable[Scope] = ()) -> Optional[str]:
         dotted = dotted_name(node)
         if dotted is None:
             return None
@@ -245,3 +201,50 @@ class NameResolver:
             if self.is_free(local, scopes):
                 return local
         return None
+
+
+# `import mindspore as ms` is the spelling MindSpore's own docs use.
+ALIAS_CANDIDATES = ("ms", "mindspore")
+
+
+@dataclass(frozen=True)
+class ModuleReference:
+    """How generated code spells a MindSpore module, and the import to add if any."""
+
+    expression: str
+    new_import: Optional[str] = None  # local name of an `import mindspore [as x]` to add
+
+
+def module_reference(
+    resolver: NameResolver,
+    module_names: set[str],
+    qualified: str,
+    scopes: Iterable[Scope],
+    pending_import: Optional[str] = None,
+) -> Optional[ModuleReference]:
+    """Spell ``qualified`` (mindspore or mindspore.ops) at a point inside ``scopes``.
+
+    Reuses an existing alias when one is visible there; otherwise picks a name for a new
+    `import mindspore` that nothing in the file uses, so no local name is ever shadowed.
+    """
+    scopes = tuple(scopes)
+    if qualified != "mindspore":
+        alias = resolver.alias_for(qualified, scopes)
+        if alias is not None:
+            return ModuleReference(alias)
+        base = module_reference(resolver, module_names, "mindspore", scopes, pending_import)
+        if base is None:
+            return None
+        suffix = qualified[len("mindspore") :]
+        return ModuleReference(base.expression + suffix, base.new_import)
+    alias = resolver.alias_for("mindspore", scopes)
+    if alias is not None:
+        return ModuleReference(alias)
+    if pending_import is not None:
+        if not any(pending_import in resolver.locals_of(scope) for scope in scopes):
+            return ModuleReference(pending_import, pending_import)
+        return None
+    for candidate in ALIAS_CANDIDATES:
+        if candidate not in module_names and candidate not in resolver.rebound:
+            return ModuleReference(candidate, candidate)
+    return None

@@ -1,28 +1,16 @@
-"""Import bookkeeping for a rewrite: which name reaches `mindspore`, adding it, and dropping
-imports that the rewrite (and only the rewrite) left unused."""
+"""Import bookkeeping for a rewrite on libcst: adding `import mindspore`, and dropping imports
+that the rewrite (and only the rewrite) left unused. Which name reaches `mindspore` is decided on
+``ast`` (``ms_migrate.analysis.names.module_reference``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 import libcst as cst
 
-from ms_migrate.analysis.names import NameResolver, Scope
 from ms_migrate.rewrite.statements import StatementEditor
-
-# `import mindspore as ms` is the spelling MindSpore's own docs use.
-ALIAS_CANDIDATES = ("ms", "mindspore")
-
-
-@dataclass(frozen=True)
-class ModuleReference:
-    """How generated code spells a MindSpore module, and the import to add if any."""
-
-    expression: str
-    new_import: Optional[str] = None  # local name of an `import mindspore [as x]` to add
 
 
 class _LoadedNames(cst.CSTVisitor):
@@ -89,62 +77,6 @@ def loaded_names(module: cst.Module) -> Counter[str]:
     for name in visitor.all_strings:
         counts[name] += 1
     return counts
-
-
-def all_names(module: cst.Module) -> set[str]:
-    """Every name the file binds or reads, in any scope; a new import must avoid all of them."""
-    names: set[str] = set()
-
-    class _All(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-        def visit_Import(self, node: cst.Import) -> bool:
-            names.update(_local_name(alias, from_import=False) for alias in node.names)
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            if not isinstance(node.names, cst.ImportStar):
-                names.update(_local_name(alias, from_import=True) for alias in node.names)
-            return False
-
-    module.visit(_All())
-    return names
-
-
-def module_reference(
-    resolver: NameResolver,
-    module_names: set[str],
-    qualified: str,
-    scopes: Iterable[Scope],
-    pending_import: Optional[str] = None,
-) -> Optional[ModuleReference]:
-    """Spell ``qualified`` (mindspore or mindspore.ops) at a point inside ``scopes``.
-
-    Reuses an existing alias when one is visible there; otherwise picks a name for a new
-    `import mindspore` that nothing in the file uses, so no local name is ever shadowed.
-    """
-    scopes = tuple(scopes)
-    if qualified != "mindspore":
-        alias = resolver.alias_for(qualified, scopes)
-        if alias is not None:
-            return ModuleReference(alias)
-        base = module_reference(resolver, module_names, "mindspore", scopes, pending_import)
-        if base is None:
-            return None
-        suffix = qualified[len("mindspore") :]
-        return ModuleReference(base.expression + suffix, base.new_import)
-    alias = resolver.alias_for("mindspore", scopes)
-    if alias is not None:
-        return ModuleReference(alias)
-    if pending_import is not None:
-        if not any(pending_import in resolver.locals_of(scope) for scope in scopes):
-            return ModuleReference(pending_import, pending_import)
-        return None
-    for candidate in ALIAS_CANDIDATES:
-        if candidate not in module_names and candidate not in resolver.rebound:
-            return ModuleReference(candidate, candidate)
-    return None
 
 
 def _import_statement(local: str) -> cst.SimpleStatementLine:

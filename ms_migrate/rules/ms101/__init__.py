@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.gate import UNTOUCHED, base_class_ops, calls_grad_operation, inherited_uses
-from ms_migrate.rules.ms101.reasons import NOTES, REASONS, left_alone
+from ms_migrate.rules.ms101.decide import decide
+from ms_migrate.rules.ms101.reasons import NOTES, REASONS
 
 ID = "MS101"
 TITLE = "GradOperation train step can use value_and_grad"
@@ -89,26 +89,17 @@ class GradOperationToFunctional(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         """Every site: converted ones carry the file's rewrite as their fix, the others a reason.
 
-        The `ast` tree decides first whether a rewrite is possible at all (a GradOperation call,
-        or an op inherited from a base class whose flags are known): only then is the file parsed
-        with libcst. Otherwise the only sites are ops inherited from other bases (MSR006).
+        Sites are found and planned on the `ast` tree; only a file with a conversion is parsed
+        with libcst, to carry the plans out.
         """
-        if not calls_grad_operation(ctx.tree):
-            project = ctx.project.with_local(ctx.text, ctx.path)
-            uses = inherited_uses(
-                ctx.tree, lambda owner: project.inherited_base(owner.name, base_class_ops(), UNTOUCHED)
-            )
-            if all(use.flags is None for use in uses):
-                for use in uses:
-                    yield left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}")
-                return
-        from ms_migrate.rules.ms101.rewrite import rewrite  # libcst: only for files that may change
+        decision = decide(ctx)
+        if not decision.converted:
+            yield from decision.diagnostics
+            return
+        from ms_migrate.rules.ms101.rewrite import rewrite  # libcst: only for files that change
 
-        result = rewrite(ctx)
-        fix = None
-        if result.text is not None:
-            edits = edits_between(ctx.text, result.text)
-            fix = Fix(edits, SAFETY, "rewrite this file's GradOperation sites (applied together)")
-        converted = {id(item) for item in result.converted}
-        for diagnostic in result.diagnostics:
+        edits = edits_between(ctx.text, rewrite(ctx, decision))
+        fix = Fix(edits, SAFETY, "rewrite this file's GradOperation sites (applied together)")
+        converted = {id(item) for item in decision.converted}
+        for diagnostic in decision.diagnostics:
             yield dataclasses.replace(diagnostic, fix=fix) if id(diagnostic) in converted else diagnostic

@@ -2,24 +2,28 @@
 
 The decision depends on the flags, on how the op is applied, and on the target version (see
 ``rules/autodiff_spellings.json``). Every refusal is a diagnostic with a code from
-``ms_migrate.rules.ms101.reasons.REASONS``.
+``ms_migrate.rules.ms101.reasons.REASONS``. Pure and ``ast`` only: a plan names the statements
+and calls it rewrites, and ``rewrite`` finds them in the libcst tree of a file that changes.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
-
-import libcst as cst
 
 from ms_migrate.analysis.names import dotted_name, variable_names
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.rules.ms101.analysis import (
     Application,
+    Argument,
+    Function,
     GradOpSite,
     ModuleAnalysis,
     Statement,
+    arguments,
+    assigned_target,
     code_of,
     implicit_set_grad,
     other_set_grad,
@@ -43,13 +47,15 @@ class ForwardMatch:
     carried: tuple[Statement, ...] = ()
 
     @property
-    def target(self) -> cst.BaseAssignTargetExpression:
-        return self.statement.small.targets[0].target  # type: ignore[attr-defined]
+    def target(self) -> ast.expr:
+        target = assigned_target(self.statement)
+        assert target is not None
+        return target
 
 
 @dataclass
 class Plan:
-    """An exact functional replacement for one GradOperation site.
+    """An exact functional replacement for one GradOperation application.
 
     Three shapes are emitted:
 
@@ -65,12 +71,12 @@ class Plan:
     site: GradOpSite
     application: Application
     module: str  # "mindspore" or "mindspore.ops": where value_and_grad/grad live for the target
-    net: cst.BaseExpression
+    net: ast.expr
     grad_position: GradPosition
-    weights: Optional[cst.BaseExpression]
-    args: list[cst.Arg]  # the arguments the new function is called with
+    weights: Optional[ast.expr]
+    args: list[Argument]  # the arguments the new function is called with
     sens_param: bool = False
-    scaled_by: Optional[cst.Name] = None  # sens applied by scaling the forward output
+    scaled_by: Optional[ast.Name] = None  # sens applied by scaling the forward output
     aux: str = "has_aux"  # scaled form: "has_aux" (2.0+) or "stop_gradient" (1.8-1.10)
     forward: Optional[ForwardMatch] = None  # a forward call merged into value_and_grad
     wrapper: bool = False  # differentiate a def around the network (construct takes *inputs)
@@ -90,46 +96,39 @@ class Plan:
         return statements
 
 
-def _assign_target(statement: Statement) -> Optional[cst.BaseAssignTargetExpression]:
-    small = statement.small
-    if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        return small.targets[0].target
-    return None
+def _has_call(node: ast.AST) -> bool:
+    return any(isinstance(child, ast.Call) for child in ast.walk(node))
 
 
-def _has_call(node: cst.CSTNode) -> bool:
-    found = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    node.visit(_Calls())
-    return bool(found)
-
-
-def _simple_target(target: cst.BaseExpression) -> bool:
-    if isinstance(target, cst.Name):
+def _simple_target(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
         return True
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return all(_simple_target(element.value) for element in target.elements)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_simple_target(element) for element in target.elts)
     return False
 
 
-def _single_assign(candidate: cst.BaseStatement) -> Optional[cst.Assign]:
-    if not isinstance(candidate, cst.SimpleStatementLine) or len(candidate.body) != 1:
+def _single_assign(analysis: ModuleAnalysis, block: Sequence[ast.stmt], index: int) -> Optional[ast.Assign]:
+    """``block[index]`` when it is `target = value` alone on its line."""
+    candidate = block[index]
+    if not isinstance(candidate, ast.Assign) or len(candidate.targets) != 1:
         return None
-    small = candidate.body[0]
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-        return None
-    return small
+    return candidate if analysis.alone(block, index) else None
+
+
+def _names_of(nodes: Sequence[ast.AST]) -> set[str]:
+    found: set[str] = set()
+    for node in nodes:
+        found |= variable_names(node)
+    return found
 
 
 def find_forward(
+    analysis: ModuleAnalysis,
     application: Application,
-    net: cst.BaseExpression,
-    inputs: Sequence[cst.Arg],
-    call_args: Sequence[cst.Arg],
+    net: ast.expr,
+    inputs: Sequence[Argument],
+    call_args: Sequence[Argument],
     carry: Optional[str] = None,
 ) -> Optional[ForwardMatch]:
     """The `loss = net(inputs)` before the grad call that can move to where the grad call is.
@@ -143,76 +142,63 @@ def find_forward(
     """
     statement = application.statement
     assert statement is not None
-    skipped: list[cst.Assign] = []
+    block = statement.block
+    skipped: list[ast.Assign] = []
     carried: list[Statement] = []
     for index in range(statement.index - 1, -1, -1):
-        candidate = statement.block.body[index]
-        if application.binder is not None and candidate is application.binder.line:
+        candidate = block[index]
+        if application.binder is not None and candidate is application.binder.node:
             continue
-        small = _single_assign(candidate)
-        if small is None:
+        assign = _single_assign(analysis, block, index)
+        if assign is None:
             return None
-        target = small.targets[0].target
-        value = small.value
+        target = assign.targets[0]
+        value = assign.value
         if (
-            isinstance(value, cst.Call)
+            isinstance(value, ast.Call)
             and same_code(value.func, net)
-            and same_arguments(value.args, inputs)
+            and same_arguments(arguments(value), inputs)
             and _simple_target(target)
         ):
-            moved = [small, *(item.small for item in carried)]
-            reads = set().union(*(variable_names(item.value) for item in moved))  # type: ignore[attr-defined]
-            writes = set().union(*(variable_names(item.targets[0].target) for item in moved))  # type: ignore[attr-defined]
+            moved = [assign, *(item.node for item in carried)]
+            reads = _names_of([item.value for item in moved])  # type: ignore[attr-defined]
+            writes = _names_of([item.targets[0] for item in moved])  # type: ignore[attr-defined]
             for other in skipped:
-                if variable_names(other.targets[0].target) & reads or variable_names(other.value) & writes:
+                if variable_names(other.targets[0]) & reads or variable_names(other.value) & writes:
                     return None
             if any(variable_names(arg.value) & writes for arg in call_args):
                 return None
-            assert isinstance(candidate, cst.SimpleStatementLine)
-            return ForwardMatch(Statement(candidate, statement.block, index), tuple(carried))
-        if (
-            carry is not None
-            and not carried
-            and isinstance(target, cst.Name)
-            and target.value == carry
-        ):
-            assert isinstance(candidate, cst.SimpleStatementLine)
-            carried.append(Statement(candidate, statement.block, index))
+            return ForwardMatch(Statement(assign, block, index), tuple(carried))
+        if carry is not None and not carried and isinstance(target, ast.Name) and target.id == carry:
+            carried.append(Statement(assign, block, index))
             continue
-        if _has_call(small) or not isinstance(target, cst.Name):
+        if _has_call(assign) or not isinstance(target, ast.Name):
             return None
-        skipped.append(small)
+        skipped.append(assign)
     return None
 
 
-def _assigned_names(statement: cst.CSTNode) -> set[str]:
-    """Names a statement binds: assignment, augmented and annotated targets, for, with, walrus."""
+def _assigned_names(statement: ast.AST) -> set[str]:
+    """Names a statement binds: assignment, augmented and annotated targets, for, with, except,
+    import aliases and walrus."""
     found: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found.update(variable_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.update(variable_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            found.update(variable_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            found.update(variable_names(node.target))
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            found.update(variable_names(node.name))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            found.update(variable_names(node.target))
-
-    statement.visit(_Targets())
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Assign):
+            found |= _names_of(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            found |= variable_names(node.target)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            found |= variable_names(node.optional_vars)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.alias) and node.asname:
+            found.add(node.asname)
     return found
 
 
-def _forward_feeds_grad(application: Application, net: cst.BaseExpression, inputs: Sequence[cst.Arg]) -> bool:
+def _forward_feeds_grad(
+    analysis: ModuleAnalysis, application: Application, net: ast.expr, inputs: Sequence[Argument]
+) -> bool:
     """True if the network's last forward before the grad call ran on the grad call's own inputs.
 
     With set_grad(), PYNATIVE GradOperation reuses that recorded forward, and so does grad: the
@@ -221,93 +207,72 @@ def _forward_feeds_grad(application: Application, net: cst.BaseExpression, input
     """
     statement = application.statement
     assert statement is not None
-    reads = set().union(*(variable_names(arg.value) for arg in inputs)) if inputs else set()
+    reads = _names_of([arg.value for arg in inputs])
     written: set[str] = set()
     for index in range(statement.index - 1, -1, -1):
-        candidate = statement.block.body[index]
-        if _calls_network_in(candidate, net):
-            small = _single_assign(candidate)
+        candidate = statement.block[index]
+        if _calls_network_in([candidate], net):
+            assign = _single_assign(analysis, statement.block, index)
             if (
-                small is None
-                or not isinstance(small.value, cst.Call)
-                or not same_code(small.value.func, net)
-                or not same_arguments(small.value.args, inputs)
-                or _calls_network_in(small.value.args, net)  # type: ignore[arg-type]
+                assign is None
+                or not isinstance(assign.value, ast.Call)
+                or not same_code(assign.value.func, net)
+                or not same_arguments(arguments(assign.value), inputs)
+                or _calls_network_in([arg.value for arg in arguments(assign.value)], net)
             ):
                 return False
-            written |= variable_names(small.targets[0].target)
+            written |= variable_names(assign.targets[0])
             return not written & reads
         written |= _assigned_names(candidate)
     return False  # the forward is in another block: which one ran last is not visible
 
 
-def _calls_network_in(
-    node: Union[cst.CSTNode, Sequence[cst.Arg], None],
-    net: cst.BaseExpression,
-    skip: Optional[cst.Call] = None,
-) -> bool:
-    """True if ``node`` calls ``net`` itself (a forward pass), not counting the call ``skip``."""
-    found = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> bool:
-            if call is skip:
-                return False
-            if same_code(call.func, net):
-                found.append(call)
+def _calls_network_in(nodes: Sequence[ast.AST], net: ast.expr, skip: Optional[ast.Call] = None) -> bool:
+    """True if ``nodes`` call ``net`` itself (a forward pass), not counting the call ``skip``."""
+    net_code = code_of(net)
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node is skip:
+            continue
+        if isinstance(node, ast.Call) and code_of(node.func) == net_code:
             return True
-
-    for item in [] if node is None else node if isinstance(node, Sequence) else [node]:
-        item.visit(_Calls())
-    return bool(found)
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
-def _assignment_before(block_body: Sequence[cst.BaseStatement], index: int, name: str):  # type: ignore[no-untyped-def]
+def _assignment_before(block: Sequence[ast.stmt], index: int, name: str) -> tuple[Optional[ast.expr], int]:
     """The nearest `name = value` above ``index`` in the same block, with its index."""
     for position in range(index - 1, -1, -1):
-        candidate = block_body[position]
-        if not isinstance(candidate, cst.SimpleStatementLine):
-            continue
-        for small in candidate.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and small.targets[0].target.value == name
-            ):
-                return small.value, position
+        candidate = block[position]
+        if (
+            isinstance(candidate, ast.Assign)
+            and len(candidate.targets) == 1
+            and isinstance(candidate.targets[0], ast.Name)
+            and candidate.targets[0].id == name
+        ):
+            return candidate.value, position
     return None, -1
 
 
-def _is_tuple_valued(function: Optional[cst.FunctionDef], name: str) -> bool:
+def _is_tuple_valued(function: Optional[Function], name: str) -> bool:
     """True if ``name`` is ever built as a tuple or list (one sens per output) in ``function``."""
     if function is None:
         return False
-    found = []
-
-    class _Bindings(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if (
-                    isinstance(target.target, cst.Name)
-                    and target.target.value == name
-                    and isinstance(node.value, (cst.Tuple, cst.List))
-                ):
-                    found.append(node)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                found.append(node)
-
-    function.visit(_Bindings())
-    return bool(found)
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, (ast.Tuple, ast.List))
+            and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)
+        ):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return True
+    return False
 
 
 def _sens_problem(
-    application: Application,
-    sens: cst.BaseExpression,
-    net: cst.BaseExpression,
-    inputs: Sequence[cst.Arg],
+    application: Application, sens: ast.expr, net: ast.expr, inputs: Sequence[Argument]
 ) -> Optional[str]:
     """Why scaling the forward by this sens might not be exact, or None when it is.
 
@@ -316,26 +281,24 @@ def _sens_problem(
     did.
     """
     function = application.function
-    if not isinstance(sens, cst.Name):
+    if not isinstance(sens, ast.Name):
         return "sens is an expression, not a variable built from the loss"
-    if function is not None and sens.value in {
-        param.name.value for param in (*function.params.params, *function.params.kwonly_params)
-    }:
+    parameters = (*function.args.args, *function.args.kwonlyargs) if function is not None else ()
+    if sens.id in {parameter.arg for parameter in parameters}:
         return "MSR007"
     statement = application.statement
     assert statement is not None
-    body = statement.block.body
-    value, position = _assignment_before(body, statement.index, sens.value)
+    value, position = _assignment_before(statement.block, statement.index, sens.id)
     if value is None:
         return "sens is not assigned in this function"
     if not _is_fill_like(value):
         return "sens is not built with fill/ones_like"
     for name in variable_names(value) - {"self"}:
-        source, _ = _assignment_before(body, position, name)
+        source, _ = _assignment_before(statement.block, position, name)
         if (
-            isinstance(source, cst.Call)
+            isinstance(source, ast.Call)
             and same_code(source.func, net)
-            and same_arguments(source.args, inputs)
+            and same_arguments(arguments(source), inputs)
         ):
             return None
     return "the shape of sens does not come from this network's output"
@@ -344,26 +307,27 @@ def _sens_problem(
 _FILL_FUNCTIONS = {"fill", "Fill", "ones_like", "OnesLike", "full_like", "fill_", "full"}
 
 
-def _is_fill_like(value: cst.BaseExpression) -> bool:
+def _is_fill_like(value: ast.expr) -> bool:
     """`fill(dtype(loss), shape(loss), scale)` and its spellings, possibly cast or scaled."""
-    if isinstance(value, cst.BinaryOperation):
+    if isinstance(value, ast.BinOp):
         return _is_fill_like(value.left) or _is_fill_like(value.right)
-    if not isinstance(value, cst.Call):
+    if not isinstance(value, ast.Call):
         return False
     func = value.func
-    if isinstance(func, cst.Call):  # P.Fill()(...), P.Cast()(fill(...), dtype)
+    if isinstance(func, ast.Call):  # P.Fill()(...), P.Cast()(fill(...), dtype)
         func = func.func
     name = dotted_name(func) or ""
     last = name.rsplit(".", 1)[-1]
     if last in _FILL_FUNCTIONS:
         return True
-    if last in ("cast", "Cast") and value.args:
-        return _is_fill_like(value.args[0].value)
+    given = arguments(value)
+    if last in ("cast", "Cast") and given:
+        return _is_fill_like(given[0].value)
     return False
 
 
 # Whether the differentiated network's construct takes *args: True, False, or None (unknown).
-NetworkVarargs = Callable[[GradOpSite, Application, cst.BaseExpression], Optional[bool]]
+NetworkVarargs = Callable[[GradOpSite, Application, ast.expr], Optional[bool]]
 
 
 def plan_site(
@@ -419,37 +383,35 @@ def _plan_application(
     assert site.flags is not None and spelling.module is not None
     if application.function is None:
         return left_alone(line, "MSR005", "applied at module level")
-    in_construct = application.function.name.value == "construct"
-    if site.placement == "attribute" and (
-        analysis.enclosing(application.function, cst.ClassDef) is not site.class_def
-    ):
-        return left_alone(line, "MSR005", f"applied in {application.function.name.value}() of another class")
+    in_construct = application.function.name == "construct"
+    if site.placement == "attribute" and analysis.enclosing_class(application.function) is not site.class_def:
+        return left_alone(line, "MSR005", f"applied in {application.function.name}() of another class")
     statement = application.statement
     if statement is None or not isinstance(
-        statement.small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
+        statement.node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
     ):
         return left_alone(line, "MSR009", "the grad call is not part of a plain statement")
     if application.binder is not None and application.binder.block is not statement.block:
         return left_alone(line, "MSR009", "the op is bound and called in different blocks")
 
     flags = site.flags
-    inner_args = application.inner.args
+    inner_args = arguments(application.inner)
     if any(arg.keyword or arg.star for arg in inner_args):
         return left_alone(line, "MSR009", "the op is called with keyword or starred arguments")
     if len(inner_args) != (2 if flags.get_by_list else 1):
         expected = "(net, weights)" if flags.get_by_list else "(net)"
         return left_alone(line, "MSR009", f"expected op{expected}")
     net = inner_args[0].value
-    if isinstance(net, cst.Lambda):
+    if isinstance(net, ast.Lambda):
         return left_alone(line, "MSR009", "a lambda network (GRAPH mode cannot parse it in grad)")
     weights = inner_args[1].value if flags.get_by_list else None
 
-    args = list(application.outer.args)
+    args = arguments(application.outer)
     if any(arg.keyword for arg in args):
         return left_alone(line, "MSR009", "keyword arguments to the grad function")
 
     # sens: the last positional argument, or inside a trailing *args (2.8+ only)
-    sens: Optional[cst.BaseExpression] = None
+    sens: Optional[ast.expr] = None
     sens_in_star = False
     if flags.sens_param:
         if args and args[-1].star:
@@ -464,8 +426,8 @@ def _plan_application(
             sens = args[-1].value
     inputs = args[:-1] if flags.sens_param else args
     tuple_sens = sens is not None and (
-        isinstance(sens, (cst.Tuple, cst.List))
-        or (isinstance(sens, cst.Name) and _is_tuple_valued(application.function, sens.value))
+        isinstance(sens, (ast.Tuple, ast.List))
+        or (isinstance(sens, ast.Name) and _is_tuple_valued(application.function, sens.id))
     )
 
     wrap_single = False
@@ -493,7 +455,7 @@ def _plan_application(
     if (
         flags.sens_param
         and varargs is True
-        and isinstance(sens, cst.Name)
+        and isinstance(sens, ast.Name)
         and not tuple_sens
         and _sens_problem(application, sens, net, inputs) is None
     ):
@@ -511,11 +473,11 @@ def _plan_application(
         if starred and (len(inputs) != 1 or inputs[0].star != "*" or not flags.get_by_list or flags.get_all):
             return left_alone(line, "MSR013", "starred inputs with forward scaling")
 
-    assign = isinstance(statement.small, cst.Assign) and statement.small.value is application.outer
+    assign = isinstance(statement.node, ast.Assign) and statement.node.value is application.outer
     forward: Optional[ForwardMatch] = None
     if assign and not wrap_single and not sens_in_star:
-        carry = sens.value if scaled and isinstance(sens, cst.Name) else None
-        forward = find_forward(application, net, inputs, inputs if scaled else args, carry)
+        carry = sens.id if scaled and isinstance(sens, ast.Name) else None
+        forward = find_forward(analysis, application, net, inputs, inputs if scaled else args, carry)
     notes: list[str] = []
     other = other_set_grad(analysis, net, application.function)
     if other is not None:
@@ -525,16 +487,16 @@ def _plan_application(
         # The base's __init__ calls self.network.set_grad(): perhaps on a part of this network.
         detail = f"{base}.__init__ calls self.network.set_grad(), not {code_of(net)}.set_grad()"
         return left_alone(line, "MSR016", detail)
-    separate_forward = _calls_network_in(application.function, net, skip=application.outer)
+    separate_forward = _calls_network_in([application.function], net, skip=application.outer)
     if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
-        application, net, inputs
+        analysis, application, net, inputs
     ):
         detail = f"{code_of(net)} runs a forward here that cannot merge with the grad"
         return left_alone(line, "MSR016", detail)
     if scaled:
         if not set_grad:
             return left_alone(line, "MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
-        if forward is None or not forward.carried or not isinstance(forward.target, cst.Name):
+        if forward is None or not forward.carried or not isinstance(forward.target, ast.Name):
             why = f" ({code_of(net)} takes *inputs)" if spelling.sens == "sens_param" else ""
             return left_alone(
                 line, "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
@@ -559,10 +521,7 @@ def _plan_application(
     ):
         notes.append("MSN003")
 
-    call_args = args
-    if scaled:
-        call_args = [*inputs]
-        call_args[-1] = call_args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    call_args = [*inputs] if scaled else args
     plan = Plan(
         site=site,
         application=application,
@@ -579,12 +538,12 @@ def _plan_application(
         wrap_single=wrap_single,
         notes=notes,
     )
-    if forward is not None and isinstance(forward.target, (cst.Tuple, cst.List)):
+    if forward is not None and isinstance(forward.target, (ast.Tuple, ast.List)):
         plan.notes.append("MSN002")
     if site.placement == "attribute" and not in_construct and (forward is not None or scaled or wrapper):
         # A helper method's call path and mode are not visible here; only the direct form, which
         # is exact in both modes, is written there.
-        return left_alone(line, "MSR005", f"applied in {application.function.name.value}()")
+        return left_alone(line, "MSR005", f"applied in {application.function.name}()")
     if application.binder is not None:
         plan.removals.append(application.binder)
     if forward is not None:
@@ -592,5 +551,5 @@ def _plan_application(
     return plan
 
 
-def _takes_varargs(function: Optional[cst.FunctionDef]) -> bool:
-    return function is not None and isinstance(function.params.star_arg, cst.Param)
+def _takes_varargs(function: Optional[Function]) -> bool:
+    return function is not None and function.args.vararg is not None

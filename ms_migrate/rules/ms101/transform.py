@@ -1,9 +1,14 @@
-"""MS101's new statements: the value_and_grad / grad call, and the defs some forms need."""
+"""MS101's new statements: the value_and_grad / grad call, and the defs some forms need.
+
+A plan (``ast``) says what to write; ``Located`` holds the libcst nodes it is written from, so the
+arguments keep their spelling, comments and layout.
+"""
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
@@ -11,8 +16,34 @@ import libcst as cst
 from ms_migrate.analysis.names import variable_names
 from ms_migrate.rules.ms101.plan import DEFAULT_POSITION, Plan
 
-SCALED_FORWARD_NAME = "_scaled_forward"
-FORWARD_NAME = "_forward"
+
+@dataclass(frozen=True)
+class Located:
+    """One plan's nodes in the libcst tree that is rewritten."""
+
+    line: cst.SimpleStatementLine  # holds the grad call
+    inner: cst.Call  # op(net[, weights])
+    outer: cst.Call  # (...)(args)
+    forward: Optional[cst.SimpleStatementLine] = None  # the forward call merged into the grad call
+    carried: tuple[cst.SimpleStatementLine, ...] = ()  # moved with the forward
+
+    @property
+    def net(self) -> cst.BaseExpression:
+        return self.inner.args[0].value
+
+    @property
+    def forward_target(self) -> cst.BaseAssignTargetExpression:
+        assert self.forward is not None
+        return self.forward.body[0].targets[0].target  # type: ignore[attr-defined]
+
+    def call_args(self, plan: Plan) -> list[cst.Arg]:
+        """The new function's arguments: the grad call's, less the sens a scaled form applies."""
+        args = list(self.outer.args)
+        if plan.scaled_by is None:
+            return args
+        inputs = args[:-1]
+        inputs[-1] = inputs[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return inputs
 
 
 def _position_expression(position: object) -> cst.BaseExpression:
@@ -38,19 +69,21 @@ def _keyword(name: str, value: str) -> cst.Arg:
     )
 
 
-def build_call(plan: Plan, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]) -> cst.Call:
+def build_call(
+    plan: Plan, located: Located, function: str, fn: cst.BaseExpression, args: Sequence[cst.Arg]
+) -> cst.Call:
     """`<function>(fn, position, weights[, sens_param=True][, has_aux=True])(args)`."""
     inner_args = [cst.Arg(fn)]
     if plan.grad_position != DEFAULT_POSITION or plan.weights is not None:
         inner_args.append(cst.Arg(_position_expression(plan.grad_position)))
     if plan.weights is not None:
-        inner_args.append(cst.Arg(plan.weights))
+        inner_args.append(cst.Arg(located.inner.args[1].value))
     if plan.sens_param:
         inner_args.append(_keyword("sens_param", "True"))
     if plan.scaled_by is not None and plan.aux == "has_aux":
         inner_args.append(_keyword("has_aux", "True"))
-    inner = plan.application.inner.with_changes(func=cst.parse_expression(function), args=inner_args)
-    return plan.application.outer.with_changes(func=inner, args=args)
+    inner = located.inner.with_changes(func=cst.parse_expression(function), args=inner_args)
+    return located.outer.with_changes(func=inner, args=args)
 
 
 def _parameter_names(args: Sequence[cst.Arg], taken: set[str]) -> list[str]:
@@ -92,19 +125,22 @@ def _function(name: str, params: str, body: Sequence[cst.BaseStatement]) -> cst.
     return definition.with_changes(body=cst.IndentedBlock(body=list(body)))
 
 
-def wrapper_def(plan: Plan, name: str, module: cst.Module) -> tuple[cst.FunctionDef, list[cst.Arg]]:
+def wrapper_def(
+    plan: Plan, located: Located, name: str, module: cst.Module
+) -> tuple[cst.FunctionDef, list[cst.Arg]]:
     """`def _forward(x, y): return net(x, y)`, for a network GRAPH mode cannot differentiate."""
-    inputs = plan.args[:-1] if plan.sens_param else plan.args
+    args = located.call_args(plan)
+    inputs = args[:-1] if plan.sens_param else args
     taken = {name} | variable_names(plan.net)
     params, inner, call_args = _signature(inputs, taken)
-    body = cst.parse_statement(f"return {module.code_for_node(plan.net)}({inner})\n")
+    body = cst.parse_statement(f"return {module.code_for_node(located.net)}({inner})\n")
     if plan.sens_param:
-        call_args.append(plan.args[-1])
+        call_args.append(args[-1])
     return _function(name, params, [body]), _with_commas(call_args)
 
 
 def scaled_forward(
-    plan: Plan, name: str, module: cst.Module, stop_gradient: str
+    plan: Plan, located: Located, name: str, module: cst.Module, stop_gradient: str
 ) -> tuple[cst.FunctionDef, list[cst.Arg]]:
     """A def that runs the forward once and returns `(loss * sens, loss, sens)`.
 
@@ -115,19 +151,18 @@ def scaled_forward(
     A def, not a lambda: GRAPH mode cannot parse lambdas passed to grad.
     """
     assert plan.forward is not None and plan.scaled_by is not None
-    loss = module.code_for_node(plan.forward.target)
-    sens = plan.scaled_by.value
-    carried = [item.line for item in plan.forward.carried]
+    loss = module.code_for_node(located.forward_target)
+    sens = plan.scaled_by.id
     taken = {name, loss, sens} | variable_names(plan.net)
-    for line in carried:
-        taken |= variable_names(line)
-    params, inner, call_args = _signature(plan.args, taken)
-    forward = cst.parse_statement(f"{loss} = {module.code_for_node(plan.net)}({inner})\n")
+    for statement in plan.forward.carried:
+        taken |= variable_names(statement.node)
+    params, inner, call_args = _signature(located.call_args(plan), taken)
+    forward = cst.parse_statement(f"{loss} = {module.code_for_node(located.net)}({inner})\n")
     if plan.aux == "has_aux":
         result = f"return {loss} * {sens}, {loss}, {sens}\n"
     else:
         result = f"return {loss} * {sens}, {stop_gradient}({loss}), {stop_gradient}({sens})\n"
-    body = [forward, *(_bare(line) for line in carried), cst.parse_statement(result)]
+    body = [forward, *(_bare(line) for line in located.carried), cst.parse_statement(result)]
     return _function(name, params, body), _with_commas(call_args)
 
 
@@ -194,6 +229,7 @@ def _fitted(
 
 def new_statements(
     plan: Plan,
+    located: Located,
     function_expression: str,
     module: cst.Module,
     helper_name: str,
@@ -203,25 +239,23 @@ def new_statements(
 ) -> list[cst.BaseStatement]:
     """The statements that replace the line holding the grad call; the grad call's line is split
     when it would be longer than ``limit`` columns at ``indent`` (no limit when 0)."""
-    statement = plan.application.statement
-    assert statement is not None
-    line = statement.line
-    small = statement.small
+    line = located.line
+    small = line.body[0]
     produced: list[cst.BaseStatement] = []
-    fn = plan.net
-    args = plan.args
+    fn = located.net
+    args = located.call_args(plan)
     if plan.scaled_by is not None:
         stop_gradient = function_expression.rsplit(".", 1)[0] + ".stop_gradient"
-        definition, args = scaled_forward(plan, helper_name, module, stop_gradient)
+        definition, args = scaled_forward(plan, located, helper_name, module, stop_gradient)
         produced.append(definition)
         fn = cst.Name(helper_name)
     elif plan.wrapper:
-        definition, args = wrapper_def(plan, helper_name, module)
+        definition, args = wrapper_def(plan, located, helper_name, module)
         produced.append(definition)
         fn = cst.Name(helper_name)
-    call = build_call(plan, function_expression, fn, args)
+    call = build_call(plan, located, function_expression, fn, args)
     if plan.forward is not None:
-        forward_target = plan.forward.target
+        forward_target = located.forward_target
         assert isinstance(small, cst.Assign)
         grads_target = small.targets[0].target
         value: cst.BaseExpression = _parenthesize(forward_target)
@@ -230,7 +264,7 @@ def new_statements(
                 [
                     cst.Element(cst.Name(_discard_name(plan))),
                     cst.Element(forward_target),
-                    cst.Element(cst.Name(plan.scaled_by.value)),
+                    cst.Element(cst.Name(plan.scaled_by.id)),
                 ]
             )
         merged = cst.Tuple(
@@ -243,7 +277,7 @@ def new_statements(
         replacement: cst.BaseExpression = call
         if plan.wrap_single:
             replacement = cst.Tuple([cst.Element(call, comma=cst.Comma())])
-        new_small = small.deep_replace(plan.application.outer, replacement)
+        new_small = small.deep_replace(located.outer, replacement)
     new_line = line.with_changes(body=[new_small], leading_lines=[])
     produced.append(_fitted(new_line, call, module, indent, limit) if limit else new_line)
     # The replaced line's own blank lines and comments go before whatever now comes first.

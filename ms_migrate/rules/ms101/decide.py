@@ -1,0 +1,157 @@
+"""MS101 on one file, decided on ``ast``: which sites convert, to what, and why the others stay.
+
+Pure: a ``FileContext`` in, a ``Decision`` out. Only a decision with conversions is carried out
+on libcst (``ms_migrate.rules.ms101.rewrite``), so a file whose sites are all left alone is never
+parsed with libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ms_migrate.analysis.names import all_names, module_reference
+from ms_migrate.analysis.project import ProjectIndex
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.rules.ms101.analysis import Application, GradOpSite, ModuleAnalysis, analyse
+from ms_migrate.rules.ms101.plan import NetworkVarargs, Plan, plan_site
+from ms_migrate.rules.ms101.reasons import left_alone, note
+
+CODE = "MS101"
+SCALED_FORWARD_NAME = "_scaled_forward"
+FORWARD_NAME = "_forward"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A plan with the names the new code uses: the grad function's spelling and the def's name."""
+
+    plan: Plan
+    function: str  # `ms.value_and_grad`, `ops.grad`, ...
+    helper: str = ""  # the def a scaled or wrapped form adds
+
+
+@dataclass
+class Decision:
+    """What MS101 makes of a file: the conversions, the import they need, and what to report."""
+
+    analysis: ModuleAnalysis
+    conversions: list[Conversion] = field(default_factory=list)
+    new_import: Optional[str] = None  # `import mindspore [as <this>]` to add
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    converted: list[Diagnostic] = field(default_factory=list)  # one per converted application
+
+
+def describe(plan: Plan, function: str) -> str:
+    flags = plan.site.flags.describe() if plan.site.flags else ""
+    merged = ", forward merged" if plan.forward is not None else ""
+    sens = ""
+    if plan.sens_param:
+        sens = ", sens_param=True"
+    elif plan.scaled_by is not None:
+        sens = f", sens by scaling the forward ({plan.aux})"
+    wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
+    origin = f"self.{plan.site.name} from {plan.site.inherited_from}: " if plan.site.inherited_from else ""
+    return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
+
+
+def decide(ctx: FileContext) -> Decision:
+    project = ctx.project.with_local(ctx.text, ctx.path)
+    decision = Decision(analyse(ctx.tree, ctx.text, project))
+    plans = _plan_module(decision, ctx, project)
+    if plans:
+        _name_conversions(decision, plans, all_names(ctx.tree))
+    return decision
+
+
+def _varargs_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkVarargs:
+    def network_varargs(site: GradOpSite, application: Application, net: ast.expr) -> Optional[bool]:
+        is_self_attribute = isinstance(net, ast.Attribute) and getattr(net.value, "id", None) == "self"
+        if not is_self_attribute:
+            return None
+        owner = analysis.enclosing_class(application.function)
+        if owner is None:
+            return None
+        return project.attribute_varargs(owner.name, net.attr)
+
+    return network_varargs
+
+
+def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) -> list[Plan]:
+    """Plans for every site, refusals into the decision; a site whose creation or application
+    line carries `# ms-migrate: ignore[MS101]` (or `# noqa: MS101`) is neither rewritten nor
+    reported."""
+    analysis = decision.analysis
+    refusals = decision.diagnostics
+    plans: list[Plan] = []
+    touched: set[int] = set()
+    lookup = _varargs_lookup(analysis, project)
+    for site in analysis.sites:
+        lines = {site.line, *(application.line for application in site.applications)}
+        if any(ctx.suppressed(CODE, line) for line in lines):
+            continue
+        outcome = plan_site(analysis, site, ctx.target, lookup)
+        if isinstance(outcome, Diagnostic):
+            refusals.append(outcome)
+            continue
+        statements = [{id(statement.node) for statement in plan.touched} for plan in outcome]
+        combined = set().union(*statements)
+        if combined & touched or sum(map(len, statements)) != len(combined):
+            refusals.append(left_alone(site.line, "MSR004", "shares statements with another site"))
+            continue
+        touched |= combined
+        plans.extend(outcome)
+    for use in analysis.inherited:
+        refusals.append(left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}"))
+    return plans
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    name, counter = base, 1
+    while name in taken:
+        counter += 1
+        name = f"{base}_{counter}"
+    taken.add(name)
+    return name
+
+
+def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[str]) -> None:
+    """How each plan's code spells the grad function (an existing alias, or one new import shared
+    by all) and names its def; a site with no free name for mindspore stays (MSR011)."""
+    analysis = decision.analysis
+    by_site: dict[int, list[Plan]] = {}
+    for plan in plans:
+        by_site.setdefault(id(plan.site), []).append(plan)
+    for site_plans in by_site.values():
+        # All of a site's applications, or none: the creation goes with the first one.
+        references = [
+            module_reference(
+                analysis.resolver,
+                module_names,
+                plan.module,
+                analysis.scopes_of(plan.application.outer),
+                decision.new_import,
+            )
+            for plan in site_plans
+        ]
+        if any(reference is None for reference in references):
+            refusal = left_alone(site_plans[0].site.line, "MSR011", "no free name for mindspore")
+            decision.diagnostics.append(refusal)
+            continue
+        for plan, reference in zip(site_plans, references):
+            assert reference is not None
+            decision.new_import = reference.new_import or decision.new_import
+            function = f"{reference.expression}.{plan.function_name}"
+            helper = ""
+            if plan.scaled_by is not None:
+                helper = _free_name(SCALED_FORWARD_NAME, module_names)
+            elif plan.wrapper:
+                helper = _free_name(FORWARD_NAME, module_names)
+            decision.conversions.append(Conversion(plan, function, helper))
+            line = plan.site.line
+            converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
+            decision.converted.append(converted)
+            decision.diagnostics.append(converted)
+            decision.diagnostics.extend(note(line, code) for code in plan.notes)
