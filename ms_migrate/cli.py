@@ -27,7 +27,7 @@ from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import upgrade_files, upgrade_files_verified
+from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -212,6 +212,8 @@ def _migrate(
     allow_unverified: bool,
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
+    if allow_unverified and not verify:
+        raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
@@ -246,7 +248,8 @@ def _migrate(
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
-            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed and not outcome.held_back)
+            landed = _landed(outcome, dry_run)
+            summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
             if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             shown = [
@@ -272,6 +275,12 @@ def _migrate(
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
+def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
+    """Whether the rewrite reached the file (previewing: would reach it). Only these count as
+    converted: a read-only file or a rewrite held back by --verify keeps its legacy sites."""
+    if dry_run:
+        return outcome.changed and not outcome.held_back
+    return outcome.written
 
 
 @main.command()

@@ -14,6 +14,28 @@ from ms_migrate.cli import main
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
 
+CLIP_STEP = """\
+import mindspore.nn as nn
+from mindspore.ops import composite as C
+
+
+class ClipStep(nn.Cell):
+    def __init__(self, network, optimizer, clip):
+        super().__init__()
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.clip = clip
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
@@ -70,6 +92,28 @@ def test_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
     assert "read-only" in result.output
     assert "Traceback" not in result.output
     assert target.read_bytes() == original
+    # Its site was not written, so it is not counted as converted.
+    assert "0 files changed (1 checked), 0 sites converted" in result.stderr
+
+
+def test_verify_counts_only_the_sites_it_wrote(tmp_path: Path) -> None:
+    # A train step whose __init__ takes a third argument: no automatic harness, so no MindSpore runs.
+    step = tmp_path / "clip_step.py"
+    step.write_text(CLIP_STEP)
+    result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.8", str(step)])
+    assert result.exit_code == 2, result.output
+    assert step.read_text() == CLIP_STEP
+    assert f"{step}: not written: 2 site runs: 2 could not run" in result.stderr
+    assert "0 files changed (1 checked), 0 sites converted" in result.stderr
+
+
+def test_allow_unverified_without_verify_is_a_usage_error(tmp_path: Path) -> None:
+    step = tmp_path / "clip_step.py"
+    step.write_text(CLIP_STEP)
+    result = CliRunner().invoke(main, ["upgrade", "--allow-unverified", str(step)])
+    assert result.exit_code == 2
+    assert "--allow-unverified only applies with --verify" in result.stderr
+    assert step.read_text() == CLIP_STEP
 
 
 def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
