@@ -74,7 +74,6 @@ def _start(
     paths: tuple[Path, ...],
     target_version: Optional[Version],
     exclude: tuple[str, ...],
-    quiet: bool,
     err: Console,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
@@ -88,7 +87,8 @@ def _start(
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
-    target = _resolve_target(explicit, paths, Console(quiet=True) if quiet else err)
+    # Even with -q: the target decides what is written, so a run never hides which one it chose.
+    target = _resolve_target(explicit, paths, err)
     named = {path for path in paths if path.is_file()}
     files, refused = [], 0
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
@@ -158,9 +158,9 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
         click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
         click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing."),
         _run_options(
-            quiet_help="Only errors and left-alone sites.",
-            format_help="How findings are shown: text on stderr (beside the diff), or json, sarif, github "
-            "on stdout.",
+            quiet_help="Only the target version, errors and left-alone sites; no list of files rewritten.",
+            format_help="How findings are shown on stdout (text on stderr under --dry-run, beside the "
+            "diff): text, json, sarif, github.",
         ),
         click.option(
             "--verify",
@@ -216,7 +216,7 @@ def _migrate(
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
@@ -250,6 +250,8 @@ def _migrate(
                 err.print(outcome.error, markup=False)
             landed = _landed(outcome, dry_run)
             summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+            if outcome.written and not quiet:
+                err.print(f"Rewriting {display}", markup=False)  # what pyupgrade's hook says
             if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             shown = [
@@ -258,8 +260,11 @@ def _migrate(
                 if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
             ]
             if fmt == "text":
+                # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
+                # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
+                findings = err if dry_run else out
                 for line in render(shown, "text").splitlines():
-                    err.print(line, markup=False)
+                    findings.print(line, markup=False)
             records += shown
             if verify:
                 verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
@@ -286,7 +291,7 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_run_options(
-    quiet_help="Only findings to act on, and errors.",
+    quiet_help="Only the target version, findings to act on, and errors.",
     format_help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
 )
 def check(
@@ -306,7 +311,7 @@ def check(
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
@@ -319,15 +324,15 @@ def check(
         summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
         path = str(outcome.path)
         for item in outcome.diagnostics:
-            if item.code in notes or (item.code in reasons and quiet):
-                continue
+            if quiet and (item.code in notes or item.code in reasons):
+                continue  # -q: only what to act on; notes and left-alone sites are not
             if item.code in rewriters:
                 # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
                 item = dataclasses.replace(item, message=f"modernisable: {item.message}")
                 modernisable += 1
                 modernisable_files.add(outcome.path)
             else:
-                linted += item.code not in reasons
+                linted += item.code not in reasons and item.code not in notes
             records.append(Record(path, outcome.where(item.line), item))
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:

@@ -63,7 +63,7 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert after["src/model.py"] == before["src/model.py"]
     # The op inherited from nn.TrainOneStepCell converts too: its flags are known (rules/ data).
     assert b"self.grad(" not in after["src/custom_cell.py"]
-    assert "custom_cell.py:10:1: MS101 self.grad from TrainOneStepCell" in applied.stderr
+    assert "custom_cell.py:10:1: MS101 self.grad from TrainOneStepCell" in applied.stdout
 
     again = run("upgrade", "--dry-run", str(project))
     assert again.returncode == 0, again.stdout
@@ -175,6 +175,39 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     assert snapshot(tmp_path) == before
     (tmp_path / "legacy.py").unlink()
     assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0
+
+
+def test_findings_on_stdout_in_check_and_upgrade_the_diff_alone_under_dry_run(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", path)
+    finding = f"{path}:14:1: MS101"
+    note = f"{path}:14:1: MSN001 the forward call stays separate"
+
+    checked = run("check", "--target-version", "2.8", str(path))
+    assert finding in checked.stdout and note in checked.stdout  # check shows upgrade's notes too
+    assert finding not in checked.stderr
+
+    preview = run("upgrade", "--dry-run", "--target-version", "2.8", str(path))
+    assert preview.stdout.startswith(f"--- {path}") and finding not in preview.stdout
+    assert finding in preview.stderr and note in preview.stderr
+
+    applied = run("upgrade", "--target-version", "2.8", str(path))
+    assert applied.returncode == 0, applied.stderr
+    assert finding in applied.stdout and note in applied.stdout
+    assert finding not in applied.stderr
+    assert f"Rewriting {path}\n" in applied.stderr  # the files rewritten, as pyupgrade lists them
+
+
+def test_quiet_names_the_target_but_not_the_files_rewritten(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "legacy.py")
+    (tmp_path / "requirements.txt").write_text("mindspore>=2.3\n")
+    announced = "target MindSpore 2.3 (lowest allowed by requirements.txt: mindspore>=2.3)"
+    checked = run("check", "-q", str(tmp_path))
+    assert checked.returncode == 1 and announced in checked.stderr
+    assert "MSN001" not in checked.stdout
+    applied = run("upgrade", "-q", str(tmp_path))
+    assert applied.returncode == 0 and announced in applied.stderr
+    assert "Rewriting" not in applied.stderr and "GradOperation" not in (tmp_path / "legacy.py").read_text()
 
 
 def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machinery(tmp_path: Path) -> None:
