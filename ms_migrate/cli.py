@@ -352,18 +352,40 @@ def check(
 def list_rules() -> None:
     """List the rules and the reason codes for sites left alone."""
     for rule in all_rules():
-        click.echo(f"{rule.code}  {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
+        click.echo(f"{rule.code}  {rule.name}: {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
     for code, reason in all_reasons().items():
         click.echo(f"{code}  {reason.slug}: {reason.summary}")
     for code, note in all_notes().items():
         click.echo(f"{code}  note: {note.text}")
 
 
+def _code_named(name: str) -> Optional[str]:
+    """The code ``name`` stands for: a code in any case, a reason's or rule's name, a rule's title."""
+    code = name.strip().upper()
+    reasons, notes, rules = all_reasons(), all_notes(), all_rules()
+    if code in reasons or code in notes or any(rule.code == code for rule in rules):
+        return code
+    typed = name.strip().casefold()
+    slug = typed.replace("_", "-")  # inherited_grad as well as inherited-grad
+    for code, reason in reasons.items():
+        if reason.slug == slug:
+            return code
+    for rule in rules:
+        if slug == rule.name or typed == rule.title.casefold():
+            return rule.code
+    return None
+
+
 @main.command()
-@click.argument("code")
+@click.argument("code", metavar="CODE|NAME")
 def explain(code: str) -> None:
-    """Explain a rule (MS101) or a reason code (MSR003)."""
-    code = code.upper()
+    """Explain a rule or a reason code, by code or name (MS101, MSR006, inherited-grad, empty-weights)."""
+    found = _code_named(code)
+    if found is None:
+        raise click.UsageError(
+            f"no rule, reason or note is called {code!r}; `ms-migrate rules` lists every code and name"
+        )
+    code = found
     reasons, notes = all_reasons(), all_notes()
     if code in reasons:
         reason = reasons[code]
@@ -372,11 +394,9 @@ def explain(code: str) -> None:
     if code in notes:
         click.echo(f"{code}: {notes[code].text}")
         return
-    try:
-        rule = rule_for(code)
-    except KeyError:
-        raise click.UsageError(f"unknown code {code!r}; see `ms-migrate rules`") from None
-    click.echo(f"{rule.code}: {rule.title}\n\nKind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
+    rule = rule_for(code)
+    click.echo(f"{rule.code} ({rule.name}): {rule.title}\n")
+    click.echo(f"Kind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
     click.echo(rule.description + "\n")
     for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
         for example in examples:

@@ -158,6 +158,23 @@ def test_explain_and_rules() -> None:
     assert CliRunner().invoke(main, ["explain", "XX1"]).exit_code == 2
 
 
+def test_explain_takes_a_rule_or_reason_name() -> None:
+    for name, heading in (
+        ("inherited-grad", "MSR006 (inherited-grad): "),
+        ("Inherited_Grad", "MSR006 (inherited-grad): "),
+        ("empty-weights", "MS207 (empty-weights): "),
+        ("grad-operation-to-functional", "MS101 (grad-operation-to-functional): "),
+        ("GradOperation train step can use value_and_grad", "MS101 (grad-operation-to-functional): "),
+    ):
+        explained = CliRunner().invoke(main, ["explain", name])
+        assert explained.exit_code == 0 and explained.stdout.startswith(heading), (name, explained.output)
+    listed = CliRunner().invoke(main, ["rules"]).stdout
+    assert "MS207  empty-weights: " in listed and "MSR006  inherited-grad: " in listed
+    unknown = CliRunner().invoke(main, ["explain", "inherited-grads"])
+    assert unknown.exit_code == 2
+    assert "no rule, reason or note is called 'inherited-grads'; `ms-migrate rules` lists" in unknown.stderr
+
+
 def test_console_script_is_installed() -> None:
     script = Path(sys.executable).with_name("ms-migrate")
     completed = subprocess.run([str(script), "--version"], capture_output=True, text=True)
