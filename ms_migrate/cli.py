@@ -25,7 +25,7 @@ from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
-from ms_migrate.report import Summary, print_diff, unified_diff
+from ms_migrate.report import Summary, make_console, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
@@ -214,8 +214,7 @@ def _migrate(
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out, err = make_console(), make_console(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
@@ -310,7 +309,7 @@ def check(
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = make_console(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}

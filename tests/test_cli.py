@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -213,6 +214,19 @@ def test_findings_on_stdout_in_check_and_upgrade_the_diff_alone_under_dry_run(tm
     assert finding in applied.stdout and note in applied.stdout
     assert finding not in applied.stderr
     assert f"Rewriting {path}\n" in applied.stderr  # the files rewritten, as pyupgrade lists them
+
+
+def test_no_color_leaves_no_style_in_the_diff(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", path)
+    command = [sys.executable, "-m", "ms_migrate", "upgrade", "--dry-run", "--target-version", "2.8"]
+    command.append(str(path))
+    terminal = {**os.environ, "FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    terminal.pop("NO_COLOR", None)
+    styled = subprocess.run(command, capture_output=True, text=True, env=terminal)
+    assert f"\x1b[1m--- {path}" in styled.stdout  # a terminal gets bold headers and colours
+    plain = subprocess.run(command, capture_output=True, text=True, env={**terminal, "NO_COLOR": "1"})
+    assert plain.stdout.startswith(f"--- {path}") and "\x1b[" not in plain.stdout + plain.stderr
 
 
 def test_quiet_names_the_target_but_not_the_files_rewritten(tmp_path: Path) -> None:
