@@ -335,6 +335,39 @@ def test_config_table_with_and_without_tomllib(tmp_path: Path) -> None:
     assert (options.timeout_s, options.import_timeout_s, options.import_limit_s) == (20, 45, 20)
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('steps = "three"', "steps must be a whole number, at least 1, not 'three'"),
+        ("steps = 0", "steps must be a whole number, at least 1, not 0"),
+        ("sandbox = 1", "sandbox must be true or false, not 1"),
+        ('mode = "eager"', "mode must be pynative, graph or both, not 'eager'"),
+        ('factory = "harness.build"', "factory must be a \"module:function\" string, not 'harness.build'"),
+        ('factroy = "harness:build"', "unknown key 'factroy' (known: factory, python-path, device,"),
+    ],
+)
+def test_verify_table_mistakes_are_errors_naming_the_key(line: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.ms-migrate.verify]\n{line}\n", encoding="utf-8")
+    step = tmp_path / "step.py"
+    shutil.copy(MS101 / "cell_get_by_list.py", step)
+    original = step.read_bytes()
+    where = f"{tmp_path / 'pyproject.toml'} [tool.ms-migrate.verify]: "
+    for args in (["upgrade", "--verify", "--target-version", "2.8"], ["verify"]):
+        result = CliRunner().invoke(main, [*args, str(step), *([str(step)] if args == ["verify"] else [])])
+        assert result.exit_code == 2 and where + message in result.stderr, (args, result.output)
+        assert "Traceback" not in result.output and "TypeError" not in result.output
+    assert step.read_bytes() == original
+
+
+def test_verify_table_values_in_other_spellings(tmp_path: Path) -> None:
+    text = '[tool.ms-migrate.verify]\ndevice = "cpu"\npython-path = "src"\nmode = "GRAPH"\ntimeout = 30\n'
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    config = find_config(tmp_path)
+    assert config is not None and config.search_path == [str(tmp_path / "src"), str(tmp_path)]
+    options = apply_settings(VerifyOptions(), config, explicit=set())
+    assert (options.device, options.modes, options.timeout_s) == ("CPU", ("graph",), 30)
+
+
 def test_tolerance_rule_and_rendering() -> None:
     assert compare_numbers([1.0, 2.0], [1.0 + 1e-6, 2.0], rtol=1e-5, atol=1e-6).first_mismatch is None
     tally = compare_numbers([1.0, float("nan")], [1.0, 0.0], rtol=1e-5, atol=1e-6)
