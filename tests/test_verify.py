@@ -248,6 +248,67 @@ def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> Non
     assert "ms.grad(" in (src / "train_bn.py").read_text(encoding="utf-8")
 
 
+PROJECTED_STEP = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+import numpy as np
+from mindspore import Parameter, Tensor
+from mindspore.ops import composite as C
+
+
+class ProjectedStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.projection = Parameter(Tensor(np.ones((16, 4), np.float32)), requires_grad=False)
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        data = ops.matmul(data, self.projection)
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_the_automatic_harness_cannot_drive_asks_for_a_factory(tmp_path: Path) -> None:
+    # The step projects 16 features to 4: the probe's 4-feature inputs fail in BEFORE already.
+    (tmp_path / "pyproject.toml").write_text('[tool.ms-migrate.verify]\nmode = "pynative"\n')
+    step = tmp_path / "step.py"
+    step.write_text(PROJECTED_STEP)
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.8", str(step))
+    assert code == 2, output
+    assert step.read_text() == PROJECTED_STEP
+    lines = output.splitlines()
+    first = lines.index(
+        f"{step}: ProjectedStep:8 (pynative): could not run: the automatic harness could not drive this "
+        "step (the original fails on its probe network and inputs too); name a harness in "
+        "[tool.ms-migrate.verify] factory, see docs/verify.md#factory"
+    )
+    # The raw MindSpore error stays available, on the line under the advice.
+    assert lines[first + 1].startswith("    both versions fail: RuntimeError: For 'MatMul"), lines[first + 1]
+    held_back = f"{step}: not written: 1 site run: 1 could not run (ProjectedStep:8, pynative: "
+    assert held_back + "could not run: the automatic harness could not drive this step" in output
+    assert "0 files changed (1 checked), 0 sites converted" in output
+
+    # The factory docs/verify.md shows for this step is what it takes.
+    docs = (TESTS.parent / "docs" / "verify.md").read_text(encoding="utf-8")
+    blocks = [block.split("```")[0] for block in docs.split("```python\n")[1:]]
+    factory = next(block for block in blocks if block.startswith("# verify_harness.py"))
+    (tmp_path / "verify_harness.py").write_text(factory)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ms-migrate.verify]\nmode = "pynative"\nfactory = "verify_harness:build"\n'
+    )
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.8", str(step))
+    assert code == 0, output
+    assert table_rows(output)[("ProjectedStep", "pynative")] == ["3", "0", "0", "equal"]
+    assert "ms.grad(" in step.read_text()
+
+
 # ---------------------------------------------------------------------------------------------
 # Script mode (plain Python scripts: the comparison, not MindSpore, is under test)
 
@@ -377,6 +438,7 @@ def test_tolerance_rule_and_rendering() -> None:
         [
             SiteResult("Step", 3, "graph", Verdict.EQUAL, 3, 0.0, 0.0),
             SiteResult("Step", 3, "pynative", Verdict.DIFFERS, 3, 0.5, 0.25, "parameter w after step 1"),
+            SiteResult("Other", 9, "graph", Verdict.NOT_RUN, reason="advice", detail="ValueError: raw"),
         ],
     )
     console = Console(record=True, width=100, force_terminal=False)
@@ -384,5 +446,7 @@ def test_tolerance_rule_and_rendering() -> None:
     text = console.export_text()
     assert table_rows(text)[("Step", "graph")] == ["3", "0", "0", "equal"]
     assert "train.py: Step:3 (pynative): differs: parameter w after step 1" in text
-    assert report.exit_code == 1 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
+    assert "train.py: Other:9 (graph): could not run: advice\n    ValueError: raw\n" in text
+    assert report.exit_code == 2 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
     assert SiteResult.from_json(report.results[1].to_json()) == report.results[1]
+    assert SiteResult.from_json(report.results[2].to_json()) == report.results[2]
