@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -23,11 +23,12 @@ from rich.console import Console
 from ms_migrate import __version__, sources
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
+from ms_migrate.interactive import Answer, ask
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Summary, make_console, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified
+from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified, write_outcome
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -172,6 +173,12 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
             is_flag=True,
             help="With --verify: write rewrites that were not proven equal too.",
         ),
+        click.option(
+            "-i",
+            "--interactive",
+            is_flag=True,
+            help="Show each file's rewrite and ask whether to write it (y), skip it (n) or stop (q).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -210,10 +217,13 @@ def _migrate(
     fmt: str,
     verify: bool,
     allow_unverified: bool,
+    interactive: bool,
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
+    if interactive and (dry_run or fmt != "text"):
+        raise click.UsageError("--interactive asks before each write: no --dry-run, no --format")
     out, err = make_console(), make_console(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
@@ -230,6 +240,8 @@ def _migrate(
             )
             summary.errors += 1
     verify_exit = EXIT_OK
+    # --interactive writes after asking, here; otherwise the runner writes as results arrive.
+    write = not dry_run and not interactive
     try:
         if verify:
             # The verify machinery loads only when asked for: a plain run starts faster.
@@ -237,20 +249,16 @@ def _migrate(
 
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
-                files, target, not dry_run, options, allow_unverified, jobs, config, kinds
+                files, target, write, options, allow_unverified, jobs, config, kinds
             )
         else:
-            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config, kinds=kinds)
+            outcomes = upgrade_files(files, target, write=write, jobs=jobs, config=config, kinds=kinds)
         records: list[Record] = []
         for outcome in outcomes:
             display = str(outcome.path)
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
-            landed = _landed(outcome, dry_run)
-            summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
-            if outcome.written and not quiet:
-                err.print(f"Rewriting {display}", markup=False)  # what pyupgrade's hook says
             if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             shown = [
@@ -267,6 +275,15 @@ def _migrate(
             records += shown
             if verify:
                 verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
+            answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
+            landed = _landed(outcome, dry_run)
+            summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+            if outcome.written and not quiet:
+                err.print(f"Rewriting {display}", markup=False)  # what pyupgrade's hook says
+            if answer is Answer.QUIT:
+                _stop(outcomes)
+                err.print("stopped: the files not yet shown are unchanged", markup=False)
+                break
         if fmt != "text":
             sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
@@ -277,6 +294,25 @@ def _migrate(
     if summary.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
+
+
+def _ask_and_write(out: Console, err: Console, outcome: FileOutcome) -> Answer:
+    """--interactive: a rewrite that may be written is shown, and written if the user says so."""
+    if not outcome.changed or outcome.held_back:
+        return Answer.SKIP
+    answer = ask(out, outcome)
+    if answer is Answer.WRITE:
+        write_outcome(outcome)
+        if outcome.error:
+            err.print(outcome.error, markup=False)
+    return answer
+
+
+def _stop(outcomes: Iterator[FileOutcome]) -> None:
+    """End the run's generator now, so a -j pool stops instead of migrating files nobody will see."""
+    close = getattr(outcomes, "close", None)
+    if close is not None:
+        close()
 
 
 def _landed(outcome: FileOutcome, dry_run: bool) -> bool:

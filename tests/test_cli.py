@@ -117,6 +117,33 @@ def test_allow_unverified_without_verify_is_a_usage_error(tmp_path: Path) -> Non
     assert step.read_text() == CLIP_STEP
 
 
+def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_path: Path) -> None:
+    names = ("a.py", "b.py", "c.py", "d.py")
+    for name in names:
+        shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / name)
+    legacy = (tmp_path / "a.py").read_text()
+    args = ["upgrade", "--interactive", "--target-version", "2.8", str(tmp_path)]
+    result = CliRunner().invoke(main, args, input="y\nN\nq\n")
+    assert result.exit_code == 0, result.output
+    for name in ("a.py", "b.py", "c.py"):
+        path = tmp_path / name
+        assert f"+++ {path}" in result.stdout
+        assert f"Write {path}? [y]es, [n]o (skip it), [q]uit" in result.stdout
+    assert "d.py" not in result.output  # quit before it: not even migrated
+    assert "GradOperation" not in (tmp_path / "a.py").read_text()
+    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 3
+    assert result.stderr.count("Rewriting") == 1 and f"Rewriting {tmp_path / 'a.py'}\n" in result.stderr
+    assert "stopped: the files not yet shown are unchanged" in result.stderr
+    assert "1 file changed (3 checked), 1 site converted" in result.stderr
+
+    # The end of the input is a quit: nothing is written.
+    ended = CliRunner().invoke(main, args, input="")
+    assert ended.exit_code == 0 and (tmp_path / "b.py").read_text() == legacy
+    assert "0 files changed (2 checked)" in ended.stderr  # a.py is already done, b.py asked
+    refused = CliRunner().invoke(main, ["upgrade", "-i", "--dry-run", str(tmp_path)])
+    assert refused.exit_code == 2 and "--interactive asks before each write" in refused.stderr
+
+
 def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     for folder in (serial, parallel):
