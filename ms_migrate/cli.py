@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -23,11 +23,12 @@ from rich.console import Console
 from ms_migrate import __version__, sources
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
+from ms_migrate.interactive import Answer, ask
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
-from ms_migrate.report import Summary, print_diff, unified_diff
+from ms_migrate.report import Summary, make_console, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import upgrade_files, upgrade_files_verified
+from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified, write_outcome
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -74,7 +75,6 @@ def _start(
     paths: tuple[Path, ...],
     target_version: Optional[Version],
     exclude: tuple[str, ...],
-    quiet: bool,
     err: Console,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
@@ -88,7 +88,8 @@ def _start(
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
-    target = _resolve_target(explicit, paths, Console(quiet=True) if quiet else err)
+    # Even with -q: the target decides what is written, so a run never hides which one it chose.
+    target = _resolve_target(explicit, paths, err)
     named = {path for path in paths if path.is_file()}
     files, refused = [], 0
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
@@ -158,9 +159,9 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
         click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
         click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing."),
         _run_options(
-            quiet_help="Only errors and left-alone sites.",
-            format_help="How findings are shown: text on stderr (beside the diff), or json, sarif, github "
-            "on stdout.",
+            quiet_help="Only the target version, errors and left-alone sites; no list of files rewritten.",
+            format_help="How findings are shown on stdout (text on stderr under --dry-run, beside the "
+            "diff): text, json, sarif, github.",
         ),
         click.option(
             "--verify",
@@ -171,6 +172,12 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
             "--allow-unverified",
             is_flag=True,
             help="With --verify: write rewrites that were not proven equal too.",
+        ),
+        click.option(
+            "-i",
+            "--interactive",
+            is_flag=True,
+            help="Show each file's rewrite and ask whether to write it (y), skip it (n) or stop (q).",
         ),
     ]
     for option in reversed(options):
@@ -210,11 +217,15 @@ def _migrate(
     fmt: str,
     verify: bool,
     allow_unverified: bool,
+    interactive: bool,
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    if allow_unverified and not verify:
+        raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
+    if interactive and (dry_run or fmt != "text"):
+        raise click.UsageError("--interactive asks before each write: no --dry-run, no --format")
+    out, err = make_console(), make_console(stderr=True)
+    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
@@ -229,6 +240,8 @@ def _migrate(
             )
             summary.errors += 1
     verify_exit = EXIT_OK
+    # --interactive writes after asking, here; otherwise the runner writes as results arrive.
+    write = not dry_run and not interactive
     try:
         if verify:
             # The verify machinery loads only when asked for: a plain run starts faster.
@@ -236,17 +249,16 @@ def _migrate(
 
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
-                files, target, not dry_run, options, allow_unverified, jobs, config, kinds
+                files, target, write, options, allow_unverified, jobs, config, kinds
             )
         else:
-            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config, kinds=kinds)
+            outcomes = upgrade_files(files, target, write=write, jobs=jobs, config=config, kinds=kinds)
         records: list[Record] = []
         for outcome in outcomes:
             display = str(outcome.path)
             if outcome.error:
                 summary.errors += 1
                 err.print(outcome.error, markup=False)
-            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed and not outcome.held_back)
             if dry_run and outcome.changed and fmt == "text":
                 print_diff(out, unified_diff(display, outcome.before, outcome.after))
             shown = [
@@ -255,11 +267,23 @@ def _migrate(
                 if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
             ]
             if fmt == "text":
+                # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
+                # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
+                findings = err if dry_run else out
                 for line in render(shown, "text").splitlines():
-                    err.print(line, markup=False)
+                    findings.print(line, markup=False)
             records += shown
             if verify:
                 verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
+            answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
+            landed = _landed(outcome, dry_run)
+            summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+            if outcome.written and not quiet:
+                err.print(f"Rewriting {display}", markup=False)  # what pyupgrade's hook says
+            if answer is Answer.QUIT:
+                _stop(outcomes)
+                err.print("stopped: the files not yet shown are unchanged", markup=False)
+                break
         if fmt != "text":
             sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
@@ -272,12 +296,37 @@ def _migrate(
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
+def _ask_and_write(out: Console, err: Console, outcome: FileOutcome) -> Answer:
+    """--interactive: a rewrite that may be written is shown, and written if the user says so."""
+    if not outcome.changed or outcome.held_back:
+        return Answer.SKIP
+    answer = ask(out, outcome)
+    if answer is Answer.WRITE:
+        write_outcome(outcome)
+        if outcome.error:
+            err.print(outcome.error, markup=False)
+    return answer
+
+
+def _stop(outcomes: Iterator[FileOutcome]) -> None:
+    """End the run's generator now, so a -j pool stops instead of migrating files nobody will see."""
+    close = getattr(outcomes, "close", None)
+    if close is not None:
+        close()
+
+
+def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
+    """Whether the rewrite reached the file (previewing: would reach it). Only these count as
+    converted: a read-only file or a rewrite held back by --verify keeps its legacy sites."""
+    if dry_run:
+        return outcome.changed and not outcome.held_back
+    return outcome.written
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_run_options(
-    quiet_help="Only findings to act on, and errors.",
+    quiet_help="Only the target version, findings to act on, and errors.",
     format_help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
 )
 def check(
@@ -296,8 +345,8 @@ def check(
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
+    err = make_console(stderr=True)
+    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
@@ -310,15 +359,15 @@ def check(
         summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
         path = str(outcome.path)
         for item in outcome.diagnostics:
-            if item.code in notes or (item.code in reasons and quiet):
-                continue
+            if quiet and (item.code in notes or item.code in reasons):
+                continue  # -q: only what to act on; notes and left-alone sites are not
             if item.code in rewriters:
                 # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
                 item = dataclasses.replace(item, message=f"modernisable: {item.message}")
                 modernisable += 1
                 modernisable_files.add(outcome.path)
             else:
-                linted += item.code not in reasons
+                linted += item.code not in reasons and item.code not in notes
             records.append(Record(path, outcome.where(item.line), item))
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
@@ -338,18 +387,40 @@ def check(
 def list_rules() -> None:
     """List the rules and the reason codes for sites left alone."""
     for rule in all_rules():
-        click.echo(f"{rule.code}  {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
+        click.echo(f"{rule.code}  {rule.name}: {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
     for code, reason in all_reasons().items():
         click.echo(f"{code}  {reason.slug}: {reason.summary}")
     for code, note in all_notes().items():
         click.echo(f"{code}  note: {note.text}")
 
 
+def _code_named(name: str) -> Optional[str]:
+    """The code ``name`` stands for: a code in any case, a reason's or rule's name, a rule's title."""
+    code = name.strip().upper()
+    reasons, notes, rules = all_reasons(), all_notes(), all_rules()
+    if code in reasons or code in notes or any(rule.code == code for rule in rules):
+        return code
+    typed = name.strip().casefold()
+    slug = typed.replace("_", "-")  # inherited_grad as well as inherited-grad
+    for code, reason in reasons.items():
+        if reason.slug == slug:
+            return code
+    for rule in rules:
+        if slug == rule.name or typed == rule.title.casefold():
+            return rule.code
+    return None
+
+
 @main.command()
-@click.argument("code")
+@click.argument("code", metavar="CODE|NAME")
 def explain(code: str) -> None:
-    """Explain a rule (MS101) or a reason code (MSR003)."""
-    code = code.upper()
+    """Explain a rule or a reason code, by code or name (MS101, MSR006, inherited-grad, empty-weights)."""
+    found = _code_named(code)
+    if found is None:
+        raise click.UsageError(
+            f"no rule, reason or note is called {code!r}; `ms-migrate rules` lists every code and name"
+        )
+    code = found
     reasons, notes = all_reasons(), all_notes()
     if code in reasons:
         reason = reasons[code]
@@ -358,11 +429,9 @@ def explain(code: str) -> None:
     if code in notes:
         click.echo(f"{code}: {notes[code].text}")
         return
-    try:
-        rule = rule_for(code)
-    except KeyError:
-        raise click.UsageError(f"unknown code {code!r}; see `ms-migrate rules`") from None
-    click.echo(f"{rule.code}: {rule.title}\n\nKind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
+    rule = rule_for(code)
+    click.echo(f"{rule.code} ({rule.name}): {rule.title}\n")
+    click.echo(f"Kind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
     click.echo(rule.description + "\n")
     for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
         for example in examples:

@@ -38,7 +38,8 @@ def render_rules() -> str:
         lines += [
             f"## {rule.code}: {rule.title}",
             "",
-            f"Kind: {rule.kind}. Severity: {rule.severity.value}. Applies to {rule.targets.describe()}.",
+            f"Name: `{rule.name}`. Kind: {rule.kind}. Severity: {rule.severity.value}. "
+            f"Applies to {rule.targets.describe()}.",
             "",
             rule.description,
             "",

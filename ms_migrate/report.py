@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -12,6 +13,15 @@ from rich.text import Text
 
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.reasons import all_reasons
+
+
+def make_console(stderr: bool = False, soft_wrap: bool = True) -> Console:
+    """A console for the tool's output. NO_COLOR (https://no-color.org) turns off every style, bold
+    included: rich on its own drops only the colours and would keep the diff headers bold."""
+    plain = os.environ.get("NO_COLOR", "") != ""
+    return Console(
+        stderr=stderr, highlight=False, soft_wrap=soft_wrap, color_system=None if plain else "auto"
+    )
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,28 @@ from ms_migrate.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
+
+CLIP_STEP = """\
+import mindspore.nn as nn
+from mindspore.ops import composite as C
+
+
+class ClipStep(nn.Cell):
+    def __init__(self, network, optimizer, clip):
+        super().__init__()
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.clip = clip
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -41,7 +64,7 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert after["src/model.py"] == before["src/model.py"]
     # The op inherited from nn.TrainOneStepCell converts too: its flags are known (rules/ data).
     assert b"self.grad(" not in after["src/custom_cell.py"]
-    assert "custom_cell.py:10:1: MS101 self.grad from TrainOneStepCell" in applied.stderr
+    assert "custom_cell.py:10:1: MS101 self.grad from TrainOneStepCell" in applied.stdout
 
     again = run("upgrade", "--dry-run", str(project))
     assert again.returncode == 0, again.stdout
@@ -70,6 +93,55 @@ def test_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
     assert "read-only" in result.output
     assert "Traceback" not in result.output
     assert target.read_bytes() == original
+    # Its site was not written, so it is not counted as converted.
+    assert "0 files changed (1 checked), 0 sites converted" in result.stderr
+
+
+def test_verify_counts_only_the_sites_it_wrote(tmp_path: Path) -> None:
+    # A train step whose __init__ takes a third argument: no automatic harness, so no MindSpore runs.
+    step = tmp_path / "clip_step.py"
+    step.write_text(CLIP_STEP)
+    result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.8", str(step)])
+    assert result.exit_code == 2, result.output
+    assert step.read_text() == CLIP_STEP
+    assert f"{step}: not written: 2 site runs: 2 could not run" in result.stderr
+    assert "0 files changed (1 checked), 0 sites converted" in result.stderr
+
+
+def test_allow_unverified_without_verify_is_a_usage_error(tmp_path: Path) -> None:
+    step = tmp_path / "clip_step.py"
+    step.write_text(CLIP_STEP)
+    result = CliRunner().invoke(main, ["upgrade", "--allow-unverified", str(step)])
+    assert result.exit_code == 2
+    assert "--allow-unverified only applies with --verify" in result.stderr
+    assert step.read_text() == CLIP_STEP
+
+
+def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_path: Path) -> None:
+    names = ("a.py", "b.py", "c.py", "d.py")
+    for name in names:
+        shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / name)
+    legacy = (tmp_path / "a.py").read_text()
+    args = ["upgrade", "--interactive", "--target-version", "2.8", str(tmp_path)]
+    result = CliRunner().invoke(main, args, input="y\nN\nq\n")
+    assert result.exit_code == 0, result.output
+    for name in ("a.py", "b.py", "c.py"):
+        path = tmp_path / name
+        assert f"+++ {path}" in result.stdout
+        assert f"Write {path}? [y]es, [n]o (skip it), [q]uit" in result.stdout
+    assert "d.py" not in result.output  # quit before it: not even migrated
+    assert "GradOperation" not in (tmp_path / "a.py").read_text()
+    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 3
+    assert result.stderr.count("Rewriting") == 1 and f"Rewriting {tmp_path / 'a.py'}\n" in result.stderr
+    assert "stopped: the files not yet shown are unchanged" in result.stderr
+    assert "1 file changed (3 checked), 1 site converted" in result.stderr
+
+    # The end of the input is a quit: nothing is written.
+    ended = CliRunner().invoke(main, args, input="")
+    assert ended.exit_code == 0 and (tmp_path / "b.py").read_text() == legacy
+    assert "0 files changed (2 checked)" in ended.stderr  # a.py is already done, b.py asked
+    refused = CliRunner().invoke(main, ["upgrade", "-i", "--dry-run", str(tmp_path)])
+    assert refused.exit_code == 2 and "--interactive asks before each write" in refused.stderr
 
 
 def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
@@ -114,6 +186,23 @@ def test_explain_and_rules() -> None:
     assert CliRunner().invoke(main, ["explain", "XX1"]).exit_code == 2
 
 
+def test_explain_takes_a_rule_or_reason_name() -> None:
+    for name, heading in (
+        ("inherited-grad", "MSR006 (inherited-grad): "),
+        ("Inherited_Grad", "MSR006 (inherited-grad): "),
+        ("empty-weights", "MS207 (empty-weights): "),
+        ("grad-operation-to-functional", "MS101 (grad-operation-to-functional): "),
+        ("GradOperation train step can use value_and_grad", "MS101 (grad-operation-to-functional): "),
+    ):
+        explained = CliRunner().invoke(main, ["explain", name])
+        assert explained.exit_code == 0 and explained.stdout.startswith(heading), (name, explained.output)
+    listed = CliRunner().invoke(main, ["rules"]).stdout
+    assert "MS207  empty-weights: " in listed and "MSR006  inherited-grad: " in listed
+    unknown = CliRunner().invoke(main, ["explain", "inherited-grads"])
+    assert unknown.exit_code == 2
+    assert "no rule, reason or note is called 'inherited-grads'; `ms-migrate rules` lists" in unknown.stderr
+
+
 def test_console_script_is_installed() -> None:
     script = Path(sys.executable).with_name("ms-migrate")
     completed = subprocess.run([str(script), "--version"], capture_output=True, text=True)
@@ -131,6 +220,52 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     assert snapshot(tmp_path) == before
     (tmp_path / "legacy.py").unlink()
     assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0
+
+
+def test_findings_on_stdout_in_check_and_upgrade_the_diff_alone_under_dry_run(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", path)
+    finding = f"{path}:14:1: MS101"
+    note = f"{path}:14:1: MSN001 the forward call stays separate"
+
+    checked = run("check", "--target-version", "2.8", str(path))
+    assert finding in checked.stdout and note in checked.stdout  # check shows upgrade's notes too
+    assert finding not in checked.stderr
+
+    preview = run("upgrade", "--dry-run", "--target-version", "2.8", str(path))
+    assert preview.stdout.startswith(f"--- {path}") and finding not in preview.stdout
+    assert finding in preview.stderr and note in preview.stderr
+
+    applied = run("upgrade", "--target-version", "2.8", str(path))
+    assert applied.returncode == 0, applied.stderr
+    assert finding in applied.stdout and note in applied.stdout
+    assert finding not in applied.stderr
+    assert f"Rewriting {path}\n" in applied.stderr  # the files rewritten, as pyupgrade lists them
+
+
+def test_no_color_leaves_no_style_in_the_diff(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", path)
+    command = [sys.executable, "-m", "ms_migrate", "upgrade", "--dry-run", "--target-version", "2.8"]
+    command.append(str(path))
+    terminal = {**os.environ, "FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    terminal.pop("NO_COLOR", None)
+    styled = subprocess.run(command, capture_output=True, text=True, env=terminal)
+    assert f"\x1b[1m--- {path}" in styled.stdout  # a terminal gets bold headers and colours
+    plain = subprocess.run(command, capture_output=True, text=True, env={**terminal, "NO_COLOR": "1"})
+    assert plain.stdout.startswith(f"--- {path}") and "\x1b[" not in plain.stdout + plain.stderr
+
+
+def test_quiet_names_the_target_but_not_the_files_rewritten(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "legacy.py")
+    (tmp_path / "requirements.txt").write_text("mindspore>=2.3\n")
+    announced = "target MindSpore 2.3 (lowest allowed by requirements.txt: mindspore>=2.3)"
+    checked = run("check", "-q", str(tmp_path))
+    assert checked.returncode == 1 and announced in checked.stderr
+    assert "MSN001" not in checked.stdout
+    applied = run("upgrade", "-q", str(tmp_path))
+    assert applied.returncode == 0 and announced in applied.stderr
+    assert "Rewriting" not in applied.stderr and "GradOperation" not in (tmp_path / "legacy.py").read_text()
 
 
 def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machinery(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def test_target_select_and_ignore_from_the_table(tmp_path: Path) -> None:
     project = _project(tmp_path, 'target-version = "1.9"\nignore = ["MS202"]\n')
     result = CliRunner().invoke(main, ["check", str(project)])
     assert result.exit_code == 1
-    assert sorted(set(_codes(result.stdout))) == ["MS101", "MS201"]
+    assert sorted(set(_codes(result.stdout))) == ["MS101", "MS201", "MSN001"]  # MS101's note too
     only = CliRunner().invoke(main, ["check", "--select", "MS2", str(project)])
     assert sorted(set(_codes(only.stdout))) == ["MS201"]  # --select replaces select; the table's ignore stays
     both = CliRunner().invoke(main, ["check", "--select", "MS2", "--ignore", "MS201", str(project)])
@@ -40,12 +40,12 @@ def test_flags_override_the_table(tmp_path: Path) -> None:
     project = _project(tmp_path, 'target-version = "1.9"\nselect = ["MS201"]\n')
     assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS201"}
     flags = CliRunner().invoke(main, ["check", "--target-version", "2.10", "--select", "MS101", str(project)])
-    assert set(_codes(flags.stdout)) == {"MS101"}
+    assert set(_codes(flags.stdout)) == {"MS101", "MSN001"}
 
 
 def test_per_file_ignores_and_exclude(tmp_path: Path) -> None:
     project = _project(tmp_path, 'target-version = "1.9"\nper-file-ignores = { "src/old_*.py" = ["MS2"] }\n')
-    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS101"}
+    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS101", "MSN001"}
     (tmp_path / "other").mkdir()
     excluded = _project(tmp_path / "other", 'target-version = "1.9"\nexclude = ["legacy.py"]\n')
     assert "MS101" not in _codes(CliRunner().invoke(main, ["check", str(excluded)]).stdout)

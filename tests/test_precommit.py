@@ -60,6 +60,7 @@ def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     fixed = pre_commit(project, "run", "ms-migrate-upgrade", "--hook-stage", "manual", "--all-files")
     assert fixed.returncode == 1, fixed.stdout  # pre-commit fails a hook that modified files
     assert "files were modified by this hook" in fixed.stdout
+    assert "Rewriting train.py" in fixed.stdout and "Rewriting lesson.ipynb" in fixed.stdout
     rewritten = (project / "train.py").read_text()
     assert "GradOperation" not in rewritten and "ms.grad(self.network, None, weights)" in rewritten
     assert "C.GradOperation(get_by_list=True)" not in (project / "lesson.ipynb").read_text(encoding="utf-8")

@@ -124,8 +124,9 @@ def test_a_rule_dropped_into_the_rules_path_shows_up_everywhere(tmp_path: Path) 
         command = [sys.executable, "-m", "ms_migrate", *args]
         return subprocess.run(command, capture_output=True, text=True, env=env)
 
-    assert "MS901  print in a train step  [lint, every MindSpore version]" in run("rules").stdout
+    assert "MS901  no-print: print in a train step  [lint, every MindSpore version]" in run("rules").stdout
     assert "Test-only rule: print() in a train step." in run("explain", "MS901").stdout
+    assert run("explain", "no-print").stdout == run("explain", "MS901").stdout
     checked = run("check", "--target-version", "2.10", str(tmp_path))
     assert checked.returncode == 1
     assert f"{tmp_path / 'step.py'}:1:1: MS901 print() in a train step" in checked.stdout

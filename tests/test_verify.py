@@ -248,6 +248,67 @@ def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> Non
     assert "ms.grad(" in (src / "train_bn.py").read_text(encoding="utf-8")
 
 
+PROJECTED_STEP = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+import numpy as np
+from mindspore import Parameter, Tensor
+from mindspore.ops import composite as C
+
+
+class ProjectedStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.projection = Parameter(Tensor(np.ones((16, 4), np.float32)), requires_grad=False)
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        data = ops.matmul(data, self.projection)
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_the_automatic_harness_cannot_drive_asks_for_a_factory(tmp_path: Path) -> None:
+    # The step projects 16 features to 4: the probe's 4-feature inputs fail in BEFORE already.
+    (tmp_path / "pyproject.toml").write_text('[tool.ms-migrate.verify]\nmode = "pynative"\n')
+    step = tmp_path / "step.py"
+    step.write_text(PROJECTED_STEP)
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.8", str(step))
+    assert code == 2, output
+    assert step.read_text() == PROJECTED_STEP
+    lines = output.splitlines()
+    first = lines.index(
+        f"{step}: ProjectedStep:8 (pynative): could not run: the automatic harness could not drive this "
+        "step (the original fails on its probe network and inputs too); name a harness in "
+        "[tool.ms-migrate.verify] factory, see docs/verify.md#factory"
+    )
+    # The raw MindSpore error stays available, on the line under the advice.
+    assert lines[first + 1].startswith("    both versions fail: RuntimeError: For 'MatMul"), lines[first + 1]
+    held_back = f"{step}: not written: 1 site run: 1 could not run (ProjectedStep:8, pynative: "
+    assert held_back + "could not run: the automatic harness could not drive this step" in output
+    assert "0 files changed (1 checked), 0 sites converted" in output
+
+    # The factory docs/verify.md shows for this step is what it takes.
+    docs = (TESTS.parent / "docs" / "verify.md").read_text(encoding="utf-8")
+    blocks = [block.split("```")[0] for block in docs.split("```python\n")[1:]]
+    factory = next(block for block in blocks if block.startswith("# verify_harness.py"))
+    (tmp_path / "verify_harness.py").write_text(factory)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ms-migrate.verify]\nmode = "pynative"\nfactory = "verify_harness:build"\n'
+    )
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.8", str(step))
+    assert code == 0, output
+    assert table_rows(output)[("ProjectedStep", "pynative")] == ["3", "0", "0", "equal"]
+    assert "ms.grad(" in step.read_text()
+
+
 # ---------------------------------------------------------------------------------------------
 # Script mode (plain Python scripts: the comparison, not MindSpore, is under test)
 
@@ -335,6 +396,39 @@ def test_config_table_with_and_without_tomllib(tmp_path: Path) -> None:
     assert (options.timeout_s, options.import_timeout_s, options.import_limit_s) == (20, 45, 20)
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('steps = "three"', "steps must be a whole number, at least 1, not 'three'"),
+        ("steps = 0", "steps must be a whole number, at least 1, not 0"),
+        ("sandbox = 1", "sandbox must be true or false, not 1"),
+        ('mode = "eager"', "mode must be pynative, graph or both, not 'eager'"),
+        ('factory = "harness.build"', "factory must be a \"module:function\" string, not 'harness.build'"),
+        ('factroy = "harness:build"', "unknown key 'factroy' (known: factory, python-path, device,"),
+    ],
+)
+def test_verify_table_mistakes_are_errors_naming_the_key(line: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.ms-migrate.verify]\n{line}\n", encoding="utf-8")
+    step = tmp_path / "step.py"
+    shutil.copy(MS101 / "cell_get_by_list.py", step)
+    original = step.read_bytes()
+    where = f"{tmp_path / 'pyproject.toml'} [tool.ms-migrate.verify]: "
+    for args in (["upgrade", "--verify", "--target-version", "2.8"], ["verify"]):
+        result = CliRunner().invoke(main, [*args, str(step), *([str(step)] if args == ["verify"] else [])])
+        assert result.exit_code == 2 and where + message in result.stderr, (args, result.output)
+        assert "Traceback" not in result.output and "TypeError" not in result.output
+    assert step.read_bytes() == original
+
+
+def test_verify_table_values_in_other_spellings(tmp_path: Path) -> None:
+    text = '[tool.ms-migrate.verify]\ndevice = "cpu"\npython-path = "src"\nmode = "GRAPH"\ntimeout = 30\n'
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    config = find_config(tmp_path)
+    assert config is not None and config.search_path == [str(tmp_path / "src"), str(tmp_path)]
+    options = apply_settings(VerifyOptions(), config, explicit=set())
+    assert (options.device, options.modes, options.timeout_s) == ("CPU", ("graph",), 30)
+
+
 def test_tolerance_rule_and_rendering() -> None:
     assert compare_numbers([1.0, 2.0], [1.0 + 1e-6, 2.0], rtol=1e-5, atol=1e-6).first_mismatch is None
     tally = compare_numbers([1.0, float("nan")], [1.0, 0.0], rtol=1e-5, atol=1e-6)
@@ -344,6 +438,7 @@ def test_tolerance_rule_and_rendering() -> None:
         [
             SiteResult("Step", 3, "graph", Verdict.EQUAL, 3, 0.0, 0.0),
             SiteResult("Step", 3, "pynative", Verdict.DIFFERS, 3, 0.5, 0.25, "parameter w after step 1"),
+            SiteResult("Other", 9, "graph", Verdict.NOT_RUN, reason="advice", detail="ValueError: raw"),
         ],
     )
     console = Console(record=True, width=100, force_terminal=False)
@@ -351,5 +446,7 @@ def test_tolerance_rule_and_rendering() -> None:
     text = console.export_text()
     assert table_rows(text)[("Step", "graph")] == ["3", "0", "0", "equal"]
     assert "train.py: Step:3 (pynative): differs: parameter w after step 1" in text
-    assert report.exit_code == 1 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
+    assert "train.py: Other:9 (graph): could not run: advice\n    ValueError: raw\n" in text
+    assert report.exit_code == 2 and report.to_json()["sites"][1]["max_abs_diff"] == 0.5
     assert SiteResult.from_json(report.results[1].to_json()) == report.results[1]
+    assert SiteResult.from_json(report.results[2].to_json()) == report.results[2]

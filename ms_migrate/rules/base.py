@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ from ms_migrate.reasons import Note, Reason
 from ms_migrate.versions import Version
 
 KINDS = ("upgrade", "downgrade", "lint")
+# Between a lower-case letter or digit and a capital, and before the last capital of a run
+# followed by a lower-case letter: HasAuxUnpacking -> has-aux-unpacking, GRAPHMode -> graph-mode.
+_KEBAB_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,12 @@ class Rule:
     @property
     def description(self) -> str:
         return (type(self).__doc__ or "").strip()
+
+    @property
+    def name(self) -> str:
+        """What people call the rule (`ms-migrate explain empty-weights`), as ruff names its rules:
+        the class name in kebab case, which is also its module's name after the code."""
+        return _KEBAB_BREAK.sub("-", type(self).__name__).lower()
 
     def applies_to(self, text: str, target: Version) -> bool:
         if target not in self.targets:

@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 
 from ms_migrate import sources
+from ms_migrate.report import make_console
 from ms_migrate.verify.config import OPTION_SETTINGS, ConfigError, apply_settings, find_config, modes_for
 from ms_migrate.verify.model import (
     DEFAULT_ATOL,
@@ -192,7 +193,7 @@ def verify_command(
         data = report_json(report, options, before=str(before), after=str(after), script=script)
         click.echo(json.dumps(data, indent=2))
     else:
-        console = Console(highlight=False, soft_wrap=False)
+        console = make_console(soft_wrap=False)
         print_report(console, report)
         console.print(report.summary(), markup=False, soft_wrap=True)
     sys.exit(report.exit_code)

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ms_migrate.verify.model import MODES, VerifyOptions
+from ms_migrate.verify.model import DEVICES, MODES, VerifyOptions
 
 TABLE = ("tool", "ms-migrate", "verify")
 _HEADER = re.compile(
@@ -93,6 +94,48 @@ def parse_table(text: str) -> Optional[dict[str, Any]]:
     return data if isinstance(data, dict) else None
 
 
+def _whole(low: int) -> Callable[[Any], bool]:
+    # bool is an int to Python, but `steps = true` is a mistake, not 1.
+    return lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _number(low: float) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, (int, float)) and not isinstance(value, bool) and value >= low
+
+
+def _folders(value: Any) -> bool:
+    listed = isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return isinstance(value, str) or listed
+
+
+# Every key the table may hold: what it accepts, and how to say so. The bounds are the options'.
+SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "factory": (lambda value: isinstance(value, str) and ":" in value, 'a "module:function" string'),
+    "python-path": (_folders, "a folder or a list of folders"),
+    "device": (lambda value: str(value).lower() in {name.lower() for name in DEVICES}, "CPU, GPU or Ascend"),
+    "mode": (lambda value: str(value).lower() in (*MODES, "both"), "pynative, graph or both"),
+    "steps": (_whole(1), "a whole number, at least 1"),
+    "rtol": (_number(0), "a number, at least 0"),
+    "atol": (_number(0), "a number, at least 0"),
+    "timeout": (_number(1), "seconds, at least 1"),
+    "import-timeout": (_number(1), "seconds, at least 1"),
+    "memory-limit": (_whole(0), "megabytes, a whole number (0: no limit)"),
+    "workers": (_whole(1), "a whole number, at least 1"),
+    "sandbox": (lambda value: isinstance(value, bool), "true or false"),
+}
+
+
+def check_table(table: dict[str, Any], where: str) -> None:
+    """Raise ConfigError naming the first unknown key or value of the wrong kind: a mistake in
+    the table must not surface later as an error blamed on the user's code."""
+    for key, value in table.items():
+        if key not in SCHEMA:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(SCHEMA)})")
+        accepts, expected = SCHEMA[key]
+        if not accepts(value):
+            raise ConfigError(f"{where}: {key} must be {expected}, not {value!r}")
+
+
 def find_config(start: Path) -> Optional[ProjectConfig]:
     """The nearest pyproject.toml at or above ``start`` that has a verify table."""
     directory = start.resolve()
@@ -107,6 +150,7 @@ def find_config(start: Path) -> Optional[ProjectConfig]:
         except (OSError, UnicodeDecodeError, ConfigError) as error:
             raise ConfigError(f"{candidate}: {error}") from error
         if table is not None:
+            check_table(table, f"{candidate} [tool.ms-migrate.verify]")
             path = table.get("python-path", [])
             return ProjectConfig(
                 root=folder,
@@ -142,6 +186,8 @@ def apply_settings(
     for key, field_name in _OPTION_KEYS.items():
         if key in config.settings and key not in explicit:
             changes[field_name] = config.settings[key]
+    if "device" in changes:  # the table may say "cpu"; MindSpore wants "CPU"
+        changes["device"] = {name.lower(): name for name in DEVICES}[str(changes["device"]).lower()]
     if "mode" in config.settings and "mode" not in explicit:
         changes["modes"] = modes_for(str(config.settings["mode"]))
     return options.but(**changes)

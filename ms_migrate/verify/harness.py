@@ -93,6 +93,7 @@ class Outcome:
     steps: int = 0
     max_abs: Optional[float] = None
     max_rel: Optional[float] = None
+    detail: str = ""  # the error behind ``reason`` when the reason is advice
 
     def to_json(self, harness: str) -> dict[str, Any]:
         return {
@@ -102,7 +103,22 @@ class Outcome:
             "max_abs_diff": self.max_abs,
             "max_rel_diff": self.max_rel,
             "harness": harness,
+            "detail": self.detail,
         }
+
+
+CANNOT_DRIVE = (
+    "the automatic harness could not drive this step (the original fails on its probe network "
+    "and inputs too); name a harness in [tool.ms-migrate.verify] factory, see docs/verify.md#factory"
+)
+
+
+def _automatic(outcome: Outcome) -> Outcome:
+    """An automatic harness's NOT_RUN always means BEFORE failed on the probe: the probe did not fit
+    the step, which is no fault of the code or the rewrite. Say what to do; keep the error."""
+    if outcome.verdict is not Verdict.NOT_RUN:
+        return outcome
+    return Outcome(Verdict.NOT_RUN, CANNOT_DRIVE, outcome.steps, detail=outcome.reason)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,8 +392,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         harness = "train step" if site["optimizer"] else "grad cell"
         variants = [*probe.VARIANTS, *(probe.VARARGS_VARIANTS if site.get("varargs") else ())]
         harness += ": " + "; ".join(variant for variant, *_ in variants)
-        return _cell_site(site, context, versions).to_json(harness)
+        return _automatic(_cell_site(site, context, versions)).to_json(harness)
     if site["kind"] == "function":
-        return _function_site(site, context, versions).to_json("seeded inputs")
+        return _automatic(_function_site(site, context, versions)).to_json("seeded inputs")
     hint = "the factory returned None" if context.factory else "name one in [tool.ms-migrate.verify] factory"
     return Outcome(Verdict.NOT_RUN, f"needs a harness: {site['problem']} ({hint})").to_json("none")

@@ -95,6 +95,7 @@ class SiteResult:
     max_rel_diff: Optional[float] = None
     reason: str = ""
     harness: str = ""
+    detail: str = ""  # the error behind the reason, when the reason is advice (shown under it)
 
     @property
     def label(self) -> str:

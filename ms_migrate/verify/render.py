@@ -69,6 +69,8 @@ def print_report(console: Console, report: VerificationReport) -> None:
         if result.verdict is not Verdict.EQUAL:
             line = f"{report.path}: {result.label} ({result.mode}): {verdict_text(result)}"
             console.print(line, markup=False, soft_wrap=True, highlight=False)
+            if result.detail:
+                console.print(f"    {result.detail}", markup=False, soft_wrap=True, highlight=False)
 
 
 def options_json(options: VerifyOptions) -> dict[str, Any]:
