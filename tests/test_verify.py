@@ -287,7 +287,7 @@ def test_a_step_the_automatic_harness_cannot_drive_asks_for_a_factory(tmp_path: 
     first = lines.index(
         f"{step}: ProjectedStep:8 (pynative): could not run: the automatic harness could not drive this "
         "step (the original fails on its probe network and inputs too); name a harness in "
-        "[tool.ms-migrate.verify] factory, see docs/verify.md#factory"
+        "[tool.ms-migrate.verify] factory, see docs/verification.md#a-factory-for-your-own-network"
     )
     # The raw MindSpore error stays available, on the line under the advice.
     assert lines[first + 1].startswith("    both versions fail: RuntimeError: For 'MatMul"), lines[first + 1]
@@ -295,8 +295,8 @@ def test_a_step_the_automatic_harness_cannot_drive_asks_for_a_factory(tmp_path: 
     assert held_back + "could not run: the automatic harness could not drive this step" in output
     assert "0 files changed (1 checked), 0 sites converted" in output
 
-    # The factory docs/verify.md shows for this step is what it takes.
-    docs = (TESTS.parent / "docs" / "verify.md").read_text(encoding="utf-8")
+    # The factory docs/verification.md shows for this step is what it takes.
+    docs = (TESTS.parent / "docs" / "verification.md").read_text(encoding="utf-8")
     blocks = [block.split("```")[0] for block in docs.split("```python\n")[1:]]
     factory = next(block for block in blocks if block.startswith("# verify_harness.py"))
     (tmp_path / "verify_harness.py").write_text(factory)

@@ -109,7 +109,8 @@ class Outcome:
 
 CANNOT_DRIVE = (
     "the automatic harness could not drive this step (the original fails on its probe network "
-    "and inputs too); name a harness in [tool.ms-migrate.verify] factory, see docs/verify.md#factory"
+    "and inputs too); name a harness in [tool.ms-migrate.verify] factory, see "
+    "docs/verification.md#a-factory-for-your-own-network"
 )
 
 
