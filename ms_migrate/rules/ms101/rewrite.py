@@ -1,18 +1,19 @@
 """MS101's decision carried out on the libcst tree: the only part of the rule that parses with
 libcst, and only for a file with at least one conversion.
 
-The plans name ``ast`` statements and calls; each is found in the libcst tree by its line (a
-statement) and its order among the calls of that statement, and checked to be the same code, so
-a plan is never applied to the wrong node.
+The plans name ``ast`` statements and calls; each is found in the libcst tree by its path of
+blocks (a statement) and its order among the calls of that statement, and checked to be the same
+code, so a plan is never applied to the wrong node.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
+from typing import Optional
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ms_migrate.context import FileContext
 from ms_migrate.rewrite import imports
@@ -51,26 +52,113 @@ def _span_order(call: ast.Call) -> tuple[int, int, int, int]:
     return (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0))
 
 
-def _normalised(code: str) -> str:
-    return ast.unparse(ast.parse(f"({code})", mode="eval"))
+def _normalised(code: str, mode: str = "eval") -> str:
+    return ast.unparse(ast.parse(f"({code})" if mode == "eval" else code, mode=mode))
+
+
+# Each ast statement kind and the libcst node that stands for it.
+_KINDS: dict[type, type] = {
+    ast.FunctionDef: cst.FunctionDef,
+    ast.AsyncFunctionDef: cst.FunctionDef,
+    ast.ClassDef: cst.ClassDef,
+    ast.If: cst.If,
+    ast.For: cst.For,
+    ast.AsyncFor: cst.For,
+    ast.While: cst.While,
+    ast.With: cst.With,
+    ast.AsyncWith: cst.With,
+    ast.Try: cst.Try,
+    **({ast.TryStar: cst.TryStar} if hasattr(ast, "TryStar") else {}),
+    **({ast.Match: cst.Match} if hasattr(ast, "Match") else {}),
+}
+
+
+def _suite(node: Optional[cst.CSTNode]) -> Sequence[cst.CSTNode]:
+    """The statements of an indented block (a one-line suite holds no whole-line statement)."""
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        return body.body
+    raise LocateError("a one-line block")
+
+
+def _cst_list(node: cst.CSTNode, field: str, index: int) -> Sequence[cst.CSTNode]:
+    """The libcst statements that stand for the ast list ``field`` (entry ``index`` of it, for a
+    list of handlers or match cases) of ``node``."""
+    if isinstance(node, cst.Module):
+        return node.body
+    if field == "body":
+        return _suite(node)
+    if field == "orelse":
+        orelse = getattr(node, "orelse", None)
+        return [orelse] if isinstance(orelse, cst.If) else _suite(orelse)  # `elif`, or `else:`
+    if field == "finalbody":
+        return _suite(getattr(node, "finalbody", None))
+    if field in ("handlers", "cases"):
+        return list(getattr(node, field))
+    raise LocateError(f"no statements in {field}")
+
+
+def _line_groups(statements: Sequence[ast.AST]) -> list[int]:
+    """For each ast statement, the libcst statement it is part of: `a = 1; b = 2` is one line."""
+    groups: list[int] = []
+    for index, statement in enumerate(statements):
+        shares = index > 0 and statements[index - 1].end_lineno == statement.lineno  # type: ignore[attr-defined]
+        groups.append(groups[-1] if shares else (groups[-1] + 1 if groups else 0))
+    return groups
 
 
 class _Locator:
-    """Finds the libcst counterparts of a plan's ``ast`` statements and calls."""
+    """Finds the libcst counterparts of a plan's ``ast`` statements and calls.
 
-    def __init__(self, ctx: FileContext) -> None:
-        wrapper = ctx.cst
-        self.module = wrapper.module
-        self.lines: dict[int, cst.SimpleStatementLine] = {
-            position.start.line: node
-            for node, position in wrapper.resolve(PositionProvider).items()
-            if isinstance(node, cst.SimpleStatementLine)
-        }
+    A statement is reached by the same path of blocks in both trees (libcst nests `elif` and
+    keeps a line of several statements as one node, which the path accounts for); no position
+    metadata is computed, which would cost a pass as long as printing the whole file.
+    """
+
+    def __init__(self, ctx: FileContext, parents: dict[ast.AST, ast.AST]) -> None:
+        self.module = ctx.cst.module
+        self.parents = parents
+        self._found: dict[int, cst.CSTNode] = {}
+
+    def _node(self, node: ast.AST) -> cst.CSTNode:
+        """The libcst node for an ast statement, handler or match case."""
+        found = self._found.get(id(node))
+        if found is not None:
+            return found
+        if isinstance(node, ast.Module):
+            return self.module
+        parent = self.parents.get(node)
+        if parent is None:
+            raise LocateError("a statement outside the module")
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            items = getattr(parent, field, None)
+            if not isinstance(items, list):
+                continue
+            index = next((i for i, item in enumerate(items) if item is node), None)
+            if index is None:
+                continue
+            counterpart = self._node(parent)
+            if field in ("handlers", "cases"):
+                found = _cst_list(counterpart, field, index)[index]
+            else:
+                statements = _cst_list(counterpart, field, index)
+                groups = _line_groups(items)
+                if groups[-1] + 1 != len(statements):
+                    raise LocateError(f"the block holding line {node.lineno} differs")  # type: ignore[attr-defined]
+                found = statements[groups[index]]
+                kind = _KINDS.get(type(node), cst.SimpleStatementLine)
+                if not isinstance(found, kind):
+                    raise LocateError(f"line {node.lineno} is not a {kind.__name__}")  # type: ignore[attr-defined]
+            self._found[id(node)] = found
+            return found
+        raise LocateError(f"no block holds line {getattr(node, 'lineno', '?')}")
 
     def line(self, statement: Statement) -> cst.SimpleStatementLine:
-        line = self.lines.get(statement.node.lineno)
-        if line is None or len(line.body) != 1:
+        line = self._node(statement.node)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             raise LocateError(f"no one-statement line at line {statement.node.lineno}")
+        if _normalised(self.module.code_for_node(line.body[0]), "exec") != ast.unparse(statement.node):
+            raise LocateError(f"line {statement.node.lineno} holds other code")
         return line
 
     def call(self, statement: Statement, call: ast.Call) -> cst.Call:
@@ -101,7 +189,7 @@ class _Locator:
 
 def rewrite(ctx: FileContext, decision: Decision) -> str:
     """The file's text with every conversion of ``decision`` carried out."""
-    locator = _Locator(ctx)
+    locator = _Locator(ctx, decision.analysis.parents)
     module = locator.module
     text = ctx.folded.text
     source_lines = _LINE_BREAK.split(text)
