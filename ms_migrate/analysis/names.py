@@ -8,6 +8,7 @@ module level or in an enclosing function is treated as unknown rather than guess
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
@@ -27,13 +28,16 @@ def dotted_name(node: ast.AST) -> Optional[str]:
     return None
 
 
-def variable_names(node: ast.AST) -> set[str]:
+def variable_names(node: ast.AST, attributes: bool = False) -> set[str]:
     """Names ``node`` reads or binds: variables, parameters, keyword names, def, class and import
-    names. The attribute part of ``a.x`` is not one."""
+    names. The attribute part of ``a.x`` is not one, unless ``attributes``."""
     found: set[str] = set()
     for child in ast.walk(node):
         if isinstance(child, ast.Name):
             found.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            if attributes:
+                found.add(child.attr)
         elif isinstance(child, ast.arg) or (isinstance(child, ast.keyword) and child.arg is not None):
             found.add(child.arg)
         elif isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
@@ -50,9 +54,26 @@ def variable_names(node: ast.AST) -> set[str]:
 def all_names(tree: ast.AST) -> set[str]:
     """Every name the file binds or reads in any scope, attribute names included: a new import
     must avoid all of them."""
-    names = variable_names(tree)
-    names.update(node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute))
-    return names
+    return variable_names(tree, attributes=True)
+
+
+def loaded_names(tree: ast.AST) -> Counter[str]:
+    """How often each name is mentioned outside imports and attribute parts: what keeps an import
+    alive. Names in `__all__` and strings that are identifiers count too (star-importers, string
+    annotations): a conservative count never drops an import that is still used."""
+    counts: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            counts[node.id] += 1
+        elif isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            counts[node.name] += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            counts.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            counts[node.name] += 1
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            counts[node.value] += 1
+    return counts
 
 
 @dataclass(frozen=True)

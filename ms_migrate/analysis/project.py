@@ -116,13 +116,15 @@ def _own_nodes(scope: ast.AST) -> Iterable[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def file_facts(text: str) -> FileFacts:
-    """Classes and class instantiations in one file's source; empty when it does not parse."""
+def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
+    """Classes and class instantiations in one file's source (or its parsed ``tree``); empty when
+    it does not parse."""
     facts = FileFacts()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return facts
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return facts
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             facts.classes.append(_class_facts(node))
@@ -211,12 +213,16 @@ class ProjectIndex:
         self._local_text = ""
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
+        self._local_tree: Optional[ast.Module] = None
 
-    def with_local(self, text: str, path: Optional[Path] = None) -> ProjectIndex:
-        """A view that also knows ``text``, the file being migrated (read only when asked)."""
+    def with_local(
+        self, text: str, path: Optional[Path] = None, tree: Optional[ast.Module] = None
+    ) -> ProjectIndex:
+        """A view that also knows ``text``, the file being migrated (read only when asked), and
+        its ``tree`` when already parsed."""
         view = ProjectIndex.__new__(ProjectIndex)
         view.__dict__.update(self.__dict__)
-        view._local_text, view._local = text, None
+        view._local_text, view._local, view._local_tree = text, None, tree
         view._local_path = path.resolve() if path is not None else None
         return view
 
@@ -227,7 +233,7 @@ class ProjectIndex:
     @property
     def local(self) -> FileFacts:
         if self._local is None:
-            self._local = file_facts(self._local_text)
+            self._local = file_facts(self._local_text, self._local_tree)
         return self._local
 
     def _scan(self) -> None:

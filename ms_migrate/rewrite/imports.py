@@ -1,82 +1,14 @@
-"""Import bookkeeping for a rewrite on libcst: adding `import mindspore`, and dropping imports
-that the rewrite (and only the rewrite) left unused. Which name reaches `mindspore` is decided on
-``ast`` (``ms_migrate.analysis.names.module_reference``)."""
+"""Import bookkeeping for a rewrite on libcst: adding `import mindspore`, and dropping imports.
+Which name reaches `mindspore`, and which imports a rewrite left unused, is decided on ``ast``
+(``ms_migrate.analysis.names``)."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 from typing import Union
 
 import libcst as cst
 
 from ms_migrate.rewrite.statements import StatementEditor
-
-
-class _LoadedNames(cst.CSTVisitor):
-    """Counts names in load position, which is what keeps an import alive."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.all_strings: set[str] = set()
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Param(self, node: cst.Param) -> bool:
-        for part in (node.annotation, node.default):
-            if part is not None:
-                part.visit(self)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.counts[node.value] += 1
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        # Names listed in __all__ are used by star-importers.
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and target.target.value == "__all__":
-                for string in _strings(node.value):
-                    self.all_strings.add(string)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        # String annotations such as "ops.Tensor" keep names alive too; be conservative.
-        try:
-            value = node.evaluated_value
-        except Exception:
-            return
-        if isinstance(value, str) and value.isidentifier():
-            self.all_strings.add(value)
-
-
-def _strings(node: cst.BaseExpression) -> Iterable[str]:
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        for element in node.elements:
-            yield from _strings(element.value)
-    elif isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        if isinstance(value, str):
-            yield value
-
-
-def loaded_names(module: cst.Module) -> Counter[str]:
-    visitor = _LoadedNames()
-    module.visit(visitor)
-    counts = visitor.counts
-    for name in visitor.all_strings:
-        counts[name] += 1
-    return counts
 
 
 def _import_statement(local: str) -> cst.SimpleStatementLine:
@@ -152,10 +84,9 @@ def add_import(module: cst.Module, local: str) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def remove_unused_imports(module: cst.Module, candidates: set[str], before: Counter[str]) -> cst.Module:
-    """Drop import aliases in ``candidates`` that were used before the rewrite and are not now."""
-    after = loaded_names(module)
-    dead = {name for name in candidates if before[name] > 0 and after[name] == 0}
+def remove_imports(module: cst.Module, dead: set[str]) -> cst.Module:
+    """Drop the module-level import aliases whose local names are ``dead``; a line left without
+    imports goes, its comments kept."""
     if not dead:
         return module
 

@@ -125,6 +125,8 @@ class ModuleAnalysis:
     inherited: list[InheritedUse] = field(default_factory=list)
     set_grad_calls: list[ast.Call] = field(default_factory=list)  # `x.set_grad()`: x records its forward
     project: Optional[ProjectIndex] = None  # the run's other files, for base classes defined there
+    # class -> attribute -> values assigned to self.<attribute> in its methods, built on demand
+    _assignments: dict[int, dict[str, list[ast.expr]]] = field(default_factory=dict)
 
     def family_base(self, class_def: ast.ClassDef) -> Optional[str]:
         """The TrainOneStepCell-family base of ``class_def``: a direct base, or one reached through
@@ -155,6 +157,22 @@ class ModuleAnalysis:
         while current is not None and not isinstance(current, ast.ClassDef):
             current = self.parents.get(current)
         return current
+
+    def assigned(self, class_def: ast.ClassDef, attribute: str) -> list[ast.expr]:
+        """The values assigned to ``self.<attribute>`` in the methods of ``class_def``."""
+        found = self._assignments.get(id(class_def))
+        if found is None:
+            found = self._assignments[id(class_def)] = {}
+            for method in class_def.body:
+                if not isinstance(method, FUNCTION_TYPES):
+                    continue
+                for node in ast.walk(method):
+                    if not isinstance(node, ast.Assign):
+                        continue
+                    names = {target.attr for target in node.targets if _is_self_attribute(target)}
+                    for name in names:
+                        found.setdefault(name, []).append(node.value)
+        return found.get(attribute, [])
 
     def statement(self, node: ast.AST) -> Optional[Statement]:
         """``node`` as a simple statement alone on its lines, in a block; else None.
@@ -257,6 +275,10 @@ def _enables_grad(call: ast.Call) -> bool:
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and _is_self(node.value)
 
 
 class _Index:
@@ -526,24 +548,6 @@ def implicit_set_grad(analysis: ModuleAnalysis, function: Optional[Function]) ->
     return base if base in set_grad_bases() else None
 
 
-def _assigned_in_class(class_def: ast.ClassDef, attribute: ast.Attribute) -> list[ast.expr]:
-    """The values assigned to ``self.<attr>`` in the methods of ``class_def``."""
-    values: list[ast.expr] = []
-    for method in class_def.body:
-        if isinstance(method, FUNCTION_TYPES):
-            values += _assigned_from(method, attribute)
-    return values
-
-
-def _assigned_from(function: Function, attribute: ast.Attribute) -> list[ast.expr]:
-    """The values assigned to ``self.<attr>`` in ``function``."""
-    return [
-        node.value
-        for node in ast.walk(function)
-        if isinstance(node, ast.Assign) and any(same_code(target, attribute) for target in node.targets)
-    ]
-
-
 def set_grad_on(analysis: ModuleAnalysis, net: ast.expr, function: Optional[Function]) -> bool:
     """True when the code visibly calls ``set_grad()`` on the very network that is differentiated.
 
@@ -556,7 +560,7 @@ def set_grad_on(analysis: ModuleAnalysis, net: ast.expr, function: Optional[Func
     if isinstance(net, ast.Attribute) and _is_self(net.value):
         if class_def is None:
             return False
-        sources = _assigned_in_class(class_def, net)
+        sources = analysis.assigned(class_def, net.attr)
         for call in analysis.set_grad_calls:
             if analysis.enclosing_class(call) is not class_def:
                 continue
@@ -588,11 +592,11 @@ def _root_name(node: ast.expr) -> Optional[str]:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _sources(class_def: Optional[ast.ClassDef], node: ast.expr) -> list[ast.expr]:
+def _sources(analysis: ModuleAnalysis, class_def: Optional[ast.ClassDef], node: ast.expr) -> list[ast.expr]:
     """What ``self.x`` is assigned from in the class's methods; ``node`` itself otherwise."""
     if class_def is None or not (isinstance(node, ast.Attribute) and _is_self(node.value)):
         return [node]
-    return _assigned_in_class(class_def, node) or [node]
+    return analysis.assigned(class_def, node.attr) or [node]
 
 
 def other_set_grad(
@@ -608,7 +612,7 @@ def other_set_grad(
     network was built from (`self.net = net; self.network = WithLoss(net)`).
     """
     class_def = analysis.enclosing_class(function)
-    net_sources = _sources(class_def, net)
+    net_sources = _sources(analysis, class_def, net)
     net_code = code_of(net)
     built_from: set[str] = set()
     for source in net_sources:
@@ -621,7 +625,7 @@ def other_set_grad(
             continue
         if class_def is None and analysis.enclosing_function(call) not in (None, function):
             continue
-        for source in _sources(class_def, receiver):
+        for source in _sources(analysis, class_def, receiver):
             code = code_of(source)
             if any(code == code_of(item) for item in net_sources):
                 continue  # the network itself, under its __init__ name

@@ -58,7 +58,7 @@ def describe(plan: Plan, function: str) -> str:
 
 
 def decide(ctx: FileContext) -> Decision:
-    project = ctx.project.with_local(ctx.text, ctx.path)
+    project = ctx.project.with_local(ctx.text, ctx.path, ctx.tree)
     decision = Decision(analyse(ctx.tree, ctx.text, project))
     plans = _plan_module(decision, ctx, project)
     if plans:

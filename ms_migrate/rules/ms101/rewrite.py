@@ -15,6 +15,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ms_migrate.analysis.names import loaded_names
 from ms_migrate.context import FileContext
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.statements import StatementEditor
@@ -194,7 +195,6 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
     text = ctx.folded.text
     source_lines = _LINE_BREAK.split(text)
     limit = line_limit(text)
-    before = imports.loaded_names(module)
     replacements: dict[int, list[cst.BaseStatement]] = {}
     removals: set[int] = set()
     removed: set[int] = set()  # the same statements, by their ast ids
@@ -221,13 +221,10 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
     new_module = module.visit(StatementEditor(replacements, removals, creations & removals))
     if decision.new_import is not None:
         new_module = imports.add_import(new_module, decision.new_import)
-    candidates = {
-        name
-        for name, binding in decision.analysis.resolver.imports.items()
-        if binding.qualified.split(".")[0] == "mindspore"
-    }
-    new_module = imports.remove_unused_imports(new_module, candidates, before)
     new_text = ctx.folded.unfold(new_module.code)
+    dead = _unused_imports(decision, ctx.tree, new_text)
+    if dead:
+        new_text = ctx.folded.unfold(imports.remove_imports(new_module, dead).code)
     for ending in ("\r\n", "\r", "\n"):
         # libcst drops the final newline of a file whose lines end in a bare CR.
         if ctx.text.endswith(ending):
@@ -235,3 +232,13 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
                 new_text += ending
             break
     return new_text
+
+
+def _unused_imports(decision: Decision, before: ast.Module, new_text: str) -> set[str]:
+    """MindSpore imports that the rewrite, and only the rewrite, left unused."""
+    used_before, used_after = loaded_names(before), loaded_names(ast.parse(new_text))
+    return {
+        name
+        for name, binding in decision.analysis.resolver.imports.items()
+        if binding.qualified.split(".")[0] == "mindspore" and used_before[name] > 0 and used_after[name] == 0
+    }
