@@ -36,6 +36,9 @@ class FileContext:
     target: Version
     path: Optional[Path] = None
     project: ProjectIndex = field(default_factory=ProjectIndex)  # the other files of the run
+    # False when the caller reports and never applies (`check`): a rule may then skip building
+    # its fix edits, which for a rewrite means skipping the libcst parse altogether.
+    fixes: bool = True
 
     @cached_property
     def tree(self) -> ast.Module:

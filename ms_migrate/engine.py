@@ -52,7 +52,8 @@ def run_rules(
     fix: bool = True,
 ) -> FileResult:
     """Diagnostics of ``rules`` for ``text`` on ``target``, and the text with their fixes when
-    ``fix``.
+    ``fix``. Without ``fix`` a rule may leave its fixes out (MS101 then never parses with libcst),
+    so what is reported is what the rules find, not what validation would let through.
 
     Fixes that overlap an earlier one are not applied (their diagnostics stay). The fixed text
     must compile and be a fixed point under the same rules, so a second run changes nothing;
@@ -63,7 +64,7 @@ def run_rules(
     if not applicable:
         return FileResult(text)
     project = project or ProjectIndex()
-    diagnostics = _collect(_context(text, target, path, project), applicable)
+    diagnostics = _collect(_context(text, target, path, project, fix), applicable)
     fixes = _non_overlapping(diagnostics) if fix else []
     if not fixes:
         return FileResult(text, diagnostics)
@@ -100,8 +101,10 @@ def downgrade_text(
     return run_rules(text, target, rules_of_kind(DOWNGRADE_KINDS), project, path)
 
 
-def _context(text: str, target: Version, path: Optional[Path], project: ProjectIndex) -> FileContext:
-    context = FileContext(text, target, path, project)
+def _context(
+    text: str, target: Version, path: Optional[Path], project: ProjectIndex, fixes: bool = True
+) -> FileContext:
+    context = FileContext(text, target, path, project, fixes)
     context.__dict__["tree"] = precheck(text)  # the checked tree is the one rules read
     return context
 

@@ -90,10 +90,10 @@ class GradOperationToFunctional(Rule):
         """Every site: converted ones carry the file's rewrite as their fix, the others a reason.
 
         Sites are found and planned on the `ast` tree; only a file with a conversion is parsed
-        with libcst, to carry the plans out.
+        with libcst, to carry the plans out, and only when the caller wants fixes.
         """
         decision = decide(ctx)
-        if not decision.converted:
+        if not decision.converted or not ctx.fixes:
             yield from decision.diagnostics
             return
         from ms_migrate.rules.ms101.rewrite import rewrite  # libcst: only for files that change
