@@ -2,7 +2,8 @@
 
 - Every `##`/`###` heading of a translated page has a counterpart in its translation: each heading
   carries a `<!-- section: slug -->` comment on the line above it, and both files list the same
-  slugs at the same levels in the same order.
+  slugs at the same levels in the same order. A translation shows the same code blocks, in the
+  same order (comments may be translated), and links the translated pages, not their originals.
 - Every relative link resolves to a file, and a `#fragment` to a heading (GitHub's slugs) or an
   `<a id>` of that file.
 - Every ```python block parses. A block preceded by `<!-- before: NAME target=X.Y -->` is migrated
@@ -10,7 +11,9 @@
   `<!-- after: NAME -->`; one preceded by `<!-- unchanged: NAME target=X.Y -->` must stay as it is.
   Either may say `reports=CODE,CODE`: codes the run must report (a reason, a note, a rule).
 - Every `ms-migrate COMMAND ...` in a shell block or inline code names a real command and only
-  options that command has.
+  options that command has. A `$ ms-migrate rules` or `$ ms-migrate explain NAME` line in a text
+  block is followed by what the command prints (a `...` line stands for lines left out).
+- The README's rule table names every rule with its name and kind.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ PAGES = sorted(
 TRANSLATIONS = [
     (ROOT / "README.md", ROOT / "README.zh-CN.md"),
     (ROOT / "docs" / "migration-guide.md", ROOT / "docs" / "zh" / "migration-guide.md"),
+    (ROOT / "docs" / "verification.md", ROOT / "docs" / "zh" / "verification.md"),
+    (ROOT / "docs" / "pre-commit.md", ROOT / "docs" / "zh" / "pre-commit.md"),
 ]
 
 
@@ -126,7 +131,9 @@ def test_the_guides_exist() -> None:
         "docs/migration-guide.md",
         "docs/zh/migration-guide.md",
         "docs/verification.md",
+        "docs/zh/verification.md",
         "docs/pre-commit.md",
+        "docs/zh/pre-commit.md",
     ):
         assert expected in names
     assert "docs/verify.md" not in names, "docs/verification.md replaces it"
@@ -163,6 +170,49 @@ def test_translation_has_every_section(original: Path, translation: Path) -> Non
     assert not missing, f"{_name(translation)} lacks sections of {_name(original)}: {missing}"
     assert not extra, f"{_name(translation)} has sections {_name(original)} lacks: {extra}"
     assert mine == theirs, f"{_name(translation)}: sections in another order or at another level"
+
+
+_COMMENT_IN_CODE = re.compile(r"(?:^|\s)#(?:\s.*)?$")
+
+
+def comparable(fence: Fence) -> str:
+    """What a code block and its translation share: a python block's syntax tree; any other
+    block's text without its `# comments` (which a translation may translate) or trailing blanks."""
+    if fence.language in ("python", "py"):
+        return ast.dump(ast.parse(fence.code))
+    lines = []
+    for line in fence.code.splitlines():
+        if line.lstrip().startswith("#") and fence.language != "diff":
+            continue  # a whole-line comment
+        lines.append(_COMMENT_IN_CODE.sub("", line).rstrip())
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("original,translation", TRANSLATIONS, ids=[_name(a) for a, _ in TRANSLATIONS])
+def test_translation_shows_the_same_code(original: Path, translation: Path) -> None:
+    mine, theirs = PAGE_CACHE[original].fences, PAGE_CACHE[translation].fences
+    assert [fence.language for fence in mine] == [fence.language for fence in theirs], (
+        f"{_name(translation)}: not the code blocks of {_name(original)} (their languages differ)"
+    )
+    for english, chinese in zip(mine, theirs):
+        assert comparable(english) == comparable(chinese), (
+            f"{_name(translation)}:{chinese.line}: differs from {_name(original)}:{english.line}"
+        )
+
+
+@pytest.mark.parametrize("original,translation", TRANSLATIONS, ids=[_name(a) for a, _ in TRANSLATIONS])
+def test_translation_links_translations(original: Path, translation: Path) -> None:
+    """A translated page links the translation of a page that has one, except its own original."""
+    translated = {english.resolve(): chinese for english, chinese in TRANSLATIONS}
+    problems = []
+    for line, target in links(PAGE_CACHE[translation]):
+        file_part = target.partition("#")[0]
+        if not file_part or re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue
+        linked = (translation.parent / file_part).resolve()
+        if linked in translated and linked != original.resolve():
+            problems.append(f"{_name(translation)}:{line}: {target}: link {_name(translated[linked])}")
+    assert not problems, "\n".join(problems)
 
 
 def test_readme_links_its_translation() -> None:
@@ -383,6 +433,7 @@ def test_translated_examples_match() -> None:
 
 
 _COMMAND = re.compile(r"(?:^|[\s`(])(?:ms-migrate|python -m ms_migrate)\s+(?P<rest>.*)$")
+_HOOK_STATUS = re.compile(r"\.{3,}\s*(?:Passed|Failed|Skipped|\(no files to check\)Skipped)$")
 _OPTION = re.compile(r"(?<![\w.\-/])(?P<option>--?[A-Za-z][\w-]*)")
 _SHELL_LANGUAGES = ("", "sh", "shell", "bash", "console", "text", "yaml", "yml")
 
@@ -408,7 +459,10 @@ def _command_lines(page: Page) -> list[tuple[int, str]]:
     for number, line in page.prose:
         for match in _CODE_SPAN.finditer(line):
             found.append((number, match.group("code")))
-    return [(number, line) for number, line in found if _COMMAND.search(line)]
+    # pre-commit's status line (`ms-migrate check....Failed`) names a hook, not a command.
+    return [
+        (number, line) for number, line in found if _COMMAND.search(line) and not _HOOK_STATUS.search(line)
+    ]
 
 
 def _options(command: click.Command) -> set[str]:
@@ -453,3 +507,81 @@ def test_command_exists_with_its_options(path: Path, number: int, line: str) -> 
 
         result = CliRunner().invoke(main, ["explain", words[1]])
         assert result.exit_code == 0, f"{where}: {result.output}"
+
+
+# ---------------------------------------------------------------------------------------------
+# What `rules` and `explain` print, and the README's rule table
+
+
+_PROMPT = re.compile(r"^\$ ms-migrate (?P<args>(?:rules|explain)\b.*)$")
+
+
+def shown_outputs(page: Page) -> list[tuple[int, list[str], list[str]]]:
+    """(line, arguments, lines shown) for each `$ ms-migrate rules|explain ...` in a text block."""
+    found: list[tuple[int, list[str], list[str]]] = []
+    for fence in page.fences:
+        if fence.language not in ("text", "console"):
+            continue
+        current: Optional[tuple[int, list[str], list[str]]] = None
+        for offset, line in enumerate(fence.code.splitlines()):
+            if line.startswith("$ "):
+                match = _PROMPT.match(line)
+                current = (fence.line + offset + 1, match.group("args").split(), []) if match else None
+                if current is not None:
+                    found.append(current)
+            elif current is not None:
+                current[2].append(line)
+    return found
+
+
+SHOWN_OUTPUTS = [(path, *item) for path in PAGES for item in shown_outputs(PAGE_CACHE[path])]
+
+
+def test_the_guides_show_rules_and_explain() -> None:
+    shown = {(_name(path), args[0]) for path, _, args, _ in SHOWN_OUTPUTS}
+    assert {("README.md", "rules"), ("README.md", "explain"), ("README.zh-CN.md", "explain")} <= shown
+
+
+@pytest.mark.parametrize(
+    "path,number,args,lines",
+    SHOWN_OUTPUTS,
+    ids=[f"{_name(path)}:{number}" for path, number, _, _ in SHOWN_OUTPUTS],
+)
+def test_shown_output_is_real(path: Path, number: int, args: list[str], lines: list[str]) -> None:
+    """The lines shown are what the command prints, in order; `...` stands for lines left out."""
+    from click.testing import CliRunner
+
+    from ms_migrate.cli import main
+
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    real = result.output.rstrip("\n").splitlines()
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    where = f"{_name(path)}:{number}: ms-migrate {' '.join(args)}"
+    if "..." not in lines:
+        assert lines == real, where
+        return
+    position = 0
+    for line in lines:
+        if line == "...":
+            continue
+        assert line in real[position:], f"{where}: {line!r} is not printed (or not in this order)"
+        position = real.index(line, position) + 1
+
+
+def test_readme_rule_table_matches_the_rules() -> None:
+    from ms_migrate.rules.base import all_rules
+
+    for readme in (ROOT / "README.md", ROOT / "README.zh-CN.md"):
+        rows = {}
+        for _, line in PAGE_CACHE[readme].prose:
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if len(cells) == 4 and re.fullmatch(r"MS\d{3}", cells[0]):
+                rows[cells[0]] = (cells[1].strip("`"), cells[2])
+        builtin = {
+            rule.code: (rule.name, rule.kind)
+            for rule in all_rules()
+            if rule.__module__.startswith("ms_migrate.")
+        }
+        assert rows == builtin, f"{_name(readme)}: the rule table is not `ms-migrate rules`"
