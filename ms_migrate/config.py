@@ -103,6 +103,10 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
     target = None
     if "target-version" in table:
         value = table["target-version"]
+        if not isinstance(value, str):
+            # TOML reads an unquoted 2.10 as the number 2.1: a silent wrong target.
+            message = f'target-version must be a quoted string such as "2.10", not {value!r}'
+            raise ConfigError(f"{where}: {message}")
         try:
             target = parse_target(str(value))
         except ValueError as error:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate.cli import main
@@ -76,3 +78,11 @@ def test_unknown_keys_and_bad_values_name_the_key(tmp_path: Path) -> None:
 def test_the_verify_table_still_lives_under_tool_ms_migrate(tmp_path: Path) -> None:
     project = _project(tmp_path, '\n[tool.ms-migrate.verify]\nfactory = "harness:build"\nsteps = 2\n')
     assert CliRunner().invoke(main, ["check", "--target-version", "2.10", str(project)]).exit_code == 1
+
+
+def test_an_unquoted_target_version_is_an_error_not_a_silent_2_1(tmp_path: Path) -> None:
+    # TOML reads `target-version = 2.10` as the float 2.1.
+    from ms_migrate.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=re.escape('must be a quoted string such as "2.10", not 2.1')):
+        parse_config({"target-version": 2.10}, tmp_path, "pyproject.toml [tool.ms-migrate]")

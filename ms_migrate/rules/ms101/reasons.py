@@ -32,17 +32,21 @@ REASONS: dict[str, Reason] = registry(
     ),
     Reason(
         "MSR004",
-        "multiple-applications",
-        "the grad op is applied more than once",
-        "Several grad calls or weight sets on one op (GANs, multi-loss training) need a decision "
-        "per call about the forward pass and the outputs; convert them by hand.",
+        "shared-statement",
+        "two grad sites share a statement",
+        "A rewrite replaces or removes whole statements. When the creations, grad calls or forward "
+        "calls of two sites are in one statement, rewriting one site would rewrite the other's "
+        "code too, so neither is. Split the statement, or convert them by hand. (An op applied "
+        "several times, as in a GAN's two steps, is converted: each application gets its own form.)",
     ),
     Reason(
         "MSR005",
         "grad-outside-construct",
-        "the grad op is applied outside construct",
-        "Grads taken in another method of the Cell are not rewritten: their call path and "
-        "execution mode are not visible from the method itself.",
+        "the grad op is applied where its call path is not visible",
+        "At module level or in another class, and, for the forms that merge a forward call, scale "
+        "by sens or wrap the network, in a Cell method other than construct: the call path and "
+        "execution mode are not visible there. The direct `grad` form, exact in both modes, is "
+        "written in any method of the Cell that creates the op.",
     ),
     Reason(
         "MSR006",
