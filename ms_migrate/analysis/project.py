@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional, Union
 
@@ -178,6 +179,22 @@ def file_facts(text: str) -> FileFacts:
     return facts
 
 
+class _RunFiles:
+    """The run's Python files, resolved on first need: most runs never ask (a path's resolve()
+    costs a system call per component, and every worker holds the whole list)."""
+
+    def __init__(self, paths: tuple[Path, ...]) -> None:
+        self._given = paths
+
+    @cached_property
+    def paths(self) -> list[Path]:
+        return [path.resolve() for path in self._given if path.suffix == ".py"]
+
+    @cached_property
+    def path_set(self) -> frozenset[Path]:
+        return frozenset(self.paths)
+
+
 Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file being migrated)
 
 
@@ -201,9 +218,8 @@ class ProjectIndex:
     """
 
     def __init__(self, paths: Sequence[Path] = ()) -> None:
-        self._paths = [path.resolve() for path in paths if path.suffix == ".py"]
-        self._path_set = frozenset(self._paths)
         # Shared by every view (with_local copies references): the run's files are read once.
+        self._run = _RunFiles(tuple(paths))
         self._calls: dict[str, list[Path]] = {}
         self._scanned: list[bool] = [False]
         self._facts: dict[Path, FileFacts] = {}
@@ -211,6 +227,20 @@ class ProjectIndex:
         self._local_text = ""
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
+        self._consulted: list[bool] = [False]
+
+    def tracking(self) -> ProjectIndex:
+        """A view that notes (in ``consulted``) whether an answer came from the other files of the
+        run: a result that did may change when one of them does, one that did not only when its
+        own file does. The views ``with_local`` makes from it note into it too."""
+        view = ProjectIndex.__new__(ProjectIndex)
+        view.__dict__.update(self.__dict__)
+        view._consulted = [False]
+        return view
+
+    @property
+    def consulted(self) -> bool:
+        return self._consulted[0]
 
     def with_local(self, text: str, path: Optional[Path] = None) -> ProjectIndex:
         """A view that also knows ``text``, the file being migrated (read only when asked)."""
@@ -232,10 +262,11 @@ class ProjectIndex:
 
     def _scan(self) -> None:
         """Which files call which capitalised names: one regex pass over the run, on first need."""
+        self._consulted[0] = True
         if self._scanned[0]:
             return
         self._scanned[0] = True
-        for path in self._paths:
+        for path in self._run.paths:
             try:
                 data = path.read_bytes()
             except OSError:
@@ -246,6 +277,7 @@ class ProjectIndex:
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
             return self.local
+        self._consulted[0] = True
         if path not in self._facts:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
@@ -256,6 +288,7 @@ class ProjectIndex:
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
+        self._consulted[0] = True
         key = (module, level, importer.parent if importer is not None else None)
         if key not in self._modules:
             self._modules[key] = self._find_module_files(module, level, importer)
@@ -268,11 +301,11 @@ class ProjectIndex:
             for _ in range(level - 1):
                 base = base.parent
             wanted = [base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")]
-            return [path for path in wanted if path in self._path_set]
+            return [path for path in wanted if path in self._run.path_set]
         if not parts:
             return []
         tail = ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
-        found = [path for path in self._paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
+        found = [path for path in self._run.paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
         if len(found) > 1 and importer is not None:
             best = max(_common_prefix(path, importer) for path in found)
             found = [path for path in found if _common_prefix(path, importer) == best]
