@@ -10,27 +10,29 @@ Exit codes (also in README.md):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 import click
-from rich.console import Console
 
 from ms_migrate import __version__, sources
+from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
-from ms_migrate.report import Summary, print_diff, unified_diff
+from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import upgrade_files, upgrade_files_verified
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROGRESS_MIN_FILES = 50  # fewer are done before a bar would be worth looking at
 
 
 def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[Version]:
@@ -42,7 +44,7 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
         raise click.BadParameter(str(error)) from error
 
 
-def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Console) -> Version:
+def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Stream) -> Version:
     """The version to write code for: --target-version, else the project's lowest allowed one.
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
@@ -53,8 +55,7 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: C
         if detected is not None and detected.version is not None and explicit > detected.version:
             err.print(
                 f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
-                f"the project allows ({detected.source}); the output may not run there",
-                markup=False,
+                f"the project allows ({detected.source}); the output may not run there"
             )
         return explicit
     if detected is not None:
@@ -63,7 +64,7 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: C
                 f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
                 "pass --target-version"
             )
-        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})", markup=False)
+        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
         return detected.version
     target = default_target()
     err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
@@ -75,32 +76,60 @@ def _start(
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     quiet: bool,
-    err: Console,
+    err: Stream,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
 ) -> tuple[Version, list[Path], Summary, Config]:
     """Read the configuration, report missing paths, settle the target version, list the files."""
     missing = [path for path in paths if not path.exists()]
     for path in missing:
-        err.print(f"{path}: no such file or directory", markup=False)
+        err.print(f"{path}: no such file or directory")
     try:
         config = load_config(paths[0] if paths else Path.cwd()).with_flags(select, ignore, exclude)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
-    target = _resolve_target(explicit, paths, Console(quiet=True) if quiet else err)
+    target = _resolve_target(explicit, paths, Stream(stderr=True, quiet=True) if quiet else err)
     named = {path for path in paths if path.is_file()}
     files, refused = [], 0
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
         if path in named and not sources.is_python_source(path):
-            err.print(f"{path}: not a Python file or notebook; skipped", markup=False)
+            err.print(f"{path}: not a Python file or notebook; skipped")
             refused += 1
             continue
         files.append(path)
     if not files and not missing and not refused:
         shown = ", ".join(str(path) for path in paths)
-        err.print(f"warning: no Python files or notebooks found in {shown}", markup=False)
+        err.print(f"warning: no Python files or notebooks found in {shown}")
     return target, files, Summary(errors=len(missing) + refused), config
+
+
+def _cache_dir(no_cache: bool, paths: tuple[Path, ...]) -> Optional[Path]:
+    return None if no_cache else cache_directory(paths[0] if paths else Path.cwd())
+
+
+@contextlib.contextmanager
+def _progress(err: Stream, total: int, quiet: bool) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for a run over many files, only where stderr is a terminal and
+    not with -q; it yields the function that counts one file done. Lines printed meanwhile go
+    above the bar: stderr's, and stdout's when stdout is the terminal too (a pipe gets its own)."""
+    if quiet or total <= PROGRESS_MIN_FILES or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    progress = Progress(
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err.rich,
+        transient=True,
+        redirect_stdout=sys.stdout.isatty(),
+        redirect_stderr=True,
+    )
+    task = progress.add_task("files", total=total)
+    with progress:
+        yield lambda: progress.advance(task)
 
 
 def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -113,7 +142,21 @@ def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., N
             help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
         ),
         click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
-        click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1)),
+        click.option(
+            "-j",
+            "--jobs",
+            default=0,
+            type=click.IntRange(min=0),
+            metavar="N",
+            help="Worker processes (default 0: one per available core). A run with few files to parse "
+            "uses one; the output is the same for any N.",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help=f"Neither read nor write the results of earlier runs (kept in {DIRECTORY}/ at the project "
+            "root, or in $MS_MIGRATE_CACHE_DIR).",
+        ),
         click.option("-q", "--quiet", is_flag=True, help=quiet_help),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rules (prefixes; a,b)."),
         click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
@@ -204,6 +247,7 @@ def _migrate(
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     jobs: int,
+    no_cache: bool,
     quiet: bool,
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
@@ -212,23 +256,22 @@ def _migrate(
     allow_unverified: bool,
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out, err = Stream(), Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
         for stale in leftovers.removed:
-            err.print(f"{stale}: removed a temporary file left by an interrupted run", markup=False)
+            err.print(f"{stale}: removed a temporary file left by an interrupted run")
         for backup in leftovers.backups:
             name = sources.Leftovers.target_of(backup).name
             err.print(
                 f"{backup}: {name} as it was before a write that was cut off; check {name}, "
-                "then restore it from this file or delete this file",
-                markup=False,
+                "then restore it from this file or delete this file"
             )
             summary.errors += 1
     verify_exit = EXIT_OK
+    cache_dir = _cache_dir(no_cache, paths)
     try:
         if verify:
             # The verify machinery loads only when asked for: a plain run starts faster.
@@ -236,42 +279,42 @@ def _migrate(
 
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
-                files, target, not dry_run, options, allow_unverified, jobs, config, kinds
+                files, target, not dry_run, options, allow_unverified, jobs, config, kinds, cache_dir
             )
         else:
-            outcomes = upgrade_files(files, target, write=not dry_run, jobs=jobs, config=config, kinds=kinds)
+            outcomes = upgrade_files(files, target, not dry_run, jobs, config, kinds, cache_dir)
         records: list[Record] = []
-        for outcome in outcomes:
-            display = str(outcome.path)
-            if outcome.error:
-                summary.errors += 1
-                err.print(outcome.error, markup=False)
-            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed and not outcome.held_back)
-            if dry_run and outcome.changed and fmt == "text":
-                print_diff(out, unified_diff(display, outcome.before, outcome.after))
-            shown = [
-                Record(display, outcome.where(item.line), item)
-                for item in outcome.diagnostics
-                if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
-            ]
-            if fmt == "text":
-                for line in render(shown, "text").splitlines():
-                    err.print(line, markup=False)
-            records += shown
-            if verify:
-                verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
+        with _progress(err, len(files), quiet or verify) as advance:
+            for outcome in outcomes:
+                display = str(outcome.path)
+                if outcome.error:
+                    summary.errors += 1
+                    err.print(outcome.error)
+                summary.add(outcome.diagnostics, outcome.fixed, outcome.changed and not outcome.held_back)
+                if dry_run and outcome.changed and fmt == "text":
+                    print_diff(out, unified_diff(display, outcome.before, outcome.after))
+                shown = [
+                    Record(display, outcome.where(item.line), item)
+                    for item in outcome.diagnostics
+                    if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
+                ]
+                if fmt == "text":
+                    for line in render(shown, "text").splitlines():
+                        err.print(line)
+                records += shown
+                if verify:
+                    verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
+                advance()
         if fmt != "text":
             sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
         err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)
     if not quiet or summary.errors:
-        err.print(summary.render(dry_run), markup=False)
+        err.print(summary.render(dry_run))
     if summary.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
-
-
 
 
 @main.command()
@@ -285,6 +328,7 @@ def check(
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     jobs: int,
+    no_cache: bool,
     quiet: bool,
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
@@ -296,38 +340,40 @@ def check(
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, quiet, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
     linted = modernisable = 0
     modernisable_files: set[Path] = set()
-    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config):
-        if outcome.error:
-            summary.errors += 1
-            err.print(outcome.error, markup=False)
-        summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
-        path = str(outcome.path)
-        for item in outcome.diagnostics:
-            if item.code in notes or (item.code in reasons and quiet):
-                continue
-            if item.code in rewriters:
-                # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
-                item = dataclasses.replace(item, message=f"modernisable: {item.message}")
-                modernisable += 1
-                modernisable_files.add(outcome.path)
-            else:
-                linted += item.code not in reasons
-            records.append(Record(path, outcome.where(item.line), item))
+    outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=_cache_dir(no_cache, paths))
+    with _progress(err, len(files), quiet) as advance:
+        for outcome in outcomes:
+            if outcome.error:
+                summary.errors += 1
+                err.print(outcome.error)
+            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+            path = str(outcome.path)
+            for item in outcome.diagnostics:
+                if item.code in notes or (item.code in reasons and quiet):
+                    continue
+                if item.code in rewriters:
+                    # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
+                    item = dataclasses.replace(item, message=f"modernisable: {item.message}")
+                    modernisable += 1
+                    modernisable_files.add(outcome.path)
+                else:
+                    linted += item.code not in reasons
+                records.append(Record(path, outcome.where(item.line), item))
+            advance()
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
         err.print(
             f"{modernisable} modernisable site{'s' * (modernisable != 1)} "
             f"in {len(modernisable_files)} file{'s' * (len(modernisable_files) != 1)}, "
             f"{linted} lint finding{'s' * (linted != 1)} "
-            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)",
-            markup=False,
+            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)"
         )
     if summary.errors:
         sys.exit(EXIT_ERROR)

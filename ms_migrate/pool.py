@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +33,15 @@ MAX_UNEXPLAINED_DEATHS = 3
 STOP_TIMEOUT_S = 5.0
 # What a worker's shared `current` holds besides an item's index.
 _NOT_STARTED, _BETWEEN_ITEMS = -1, -2
+
+
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has one (a container
+    or `taskset` may allow fewer than the machine has), else every core."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def describe_exit(exitcode: int) -> str:

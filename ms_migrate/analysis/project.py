@@ -13,6 +13,7 @@ or instantiate a class by name, and only those are parsed (with ``ast``), once e
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -179,6 +180,33 @@ def file_facts(text: str) -> FileFacts:
     return facts
 
 
+def call_names(data: bytes) -> set[str]:
+    """The capitalised names a file's bytes call (``Name(``), as the index finds its classes'
+    instantiations: a file that gains such a call may change what the index answers."""
+    return {name.decode("ascii", "replace") for name in _CALL.findall(data)}
+
+
+@dataclass
+class Consulted:
+    """What of the other files of a run went into one file's answers, so that a cache can tell
+    whether they still hold once some files changed (``ProjectIndex.tracking``).
+
+    ``files``: the files whose facts were read (absolute paths, as the run named them);
+    ``names``: the classes whose instantiations were looked for in every file (a file that now
+    calls one may change the answer); ``modules``: whether an import was matched against the
+    run's paths (an added or removed file may change it); ``everything``: an answer that came
+    from somewhere the record cannot name.
+    """
+
+    files: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    modules: bool = False
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.names or self.modules or self.everything)
+
+
 class _RunFiles:
     """The run's Python files, resolved on first need: most runs never ask (a path's resolve()
     costs a system call per component, and every worker holds the whole list)."""
@@ -187,12 +215,21 @@ class _RunFiles:
         self._given = paths
 
     @cached_property
+    def given(self) -> dict[Path, Path]:
+        """Resolved path -> the path as the run named it."""
+        return {path.resolve(): path for path in self._given if path.suffix == ".py"}
+
+    @cached_property
     def paths(self) -> list[Path]:
-        return [path.resolve() for path in self._given if path.suffix == ".py"]
+        return list(self.given)
 
     @cached_property
     def path_set(self) -> frozenset[Path]:
         return frozenset(self.paths)
+
+    def named(self, path: Path) -> Optional[str]:
+        given = self.given.get(path)
+        return os.path.abspath(given) if given is not None else None
 
 
 Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file being migrated)
@@ -227,20 +264,20 @@ class ProjectIndex:
         self._local_text = ""
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
-        self._consulted: list[bool] = [False]
+        self._consulted = Consulted()
 
     def tracking(self) -> ProjectIndex:
-        """A view that notes (in ``consulted``) whether an answer came from the other files of the
-        run: a result that did may change when one of them does, one that did not only when its
-        own file does. The views ``with_local`` makes from it note into it too."""
+        """A view that records in ``consulted`` what of the other files of the run its answers
+        used (the views ``with_local`` makes from it record there too): a result that used
+        nothing may change only when its own file does."""
         view = ProjectIndex.__new__(ProjectIndex)
         view.__dict__.update(self.__dict__)
-        view._consulted = [False]
+        view._consulted = Consulted()
         return view
 
     @property
-    def consulted(self) -> bool:
-        return self._consulted[0]
+    def consulted(self) -> Consulted:
+        return self._consulted
 
     def with_local(self, text: str, path: Optional[Path] = None) -> ProjectIndex:
         """A view that also knows ``text``, the file being migrated (read only when asked)."""
@@ -262,7 +299,6 @@ class ProjectIndex:
 
     def _scan(self) -> None:
         """Which files call which capitalised names: one regex pass over the run, on first need."""
-        self._consulted[0] = True
         if self._scanned[0]:
             return
         self._scanned[0] = True
@@ -271,13 +307,17 @@ class ProjectIndex:
                 data = path.read_bytes()
             except OSError:
                 continue
-            for name in set(_CALL.findall(data)):
-                self._calls.setdefault(name.decode("ascii", "replace"), []).append(path)
+            for name in call_names(data):
+                self._calls.setdefault(name, []).append(path)
 
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
             return self.local
-        self._consulted[0] = True
+        named = self._run.named(path)
+        if named is None:
+            self._consulted.everything = True
+        else:
+            self._consulted.files.add(named)
         if path not in self._facts:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
@@ -288,7 +328,7 @@ class ProjectIndex:
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
-        self._consulted[0] = True
+        self._consulted.modules = True
         key = (module, level, importer.parent if importer is not None else None)
         if key not in self._modules:
             self._modules[key] = self._find_module_files(module, level, importer)
@@ -403,6 +443,7 @@ class ProjectIndex:
         found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
             (None, call) for call in self.local.calls.get(owner.name, [])
         ]
+        self._consulted.names.add(owner.name)
         for path in self._calls.get(owner.name, []):
             if path == self._local_path:
                 continue
