@@ -12,7 +12,7 @@ import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -151,6 +151,21 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _any_applies(rules: Sequence[Rule], target: Version) -> Callable[[str], bool]:
+    """``lambda text: any(rule.applies_to(text, target) for rule in rules)``, with the targets
+    checked once and each token once; a rule with its own ``applies_to`` is asked itself."""
+    own = [rule for rule in rules if type(rule).applies_to is not Rule.applies_to]
+    on_target = [rule for rule in rules if rule not in own and target in rule.targets]
+    if any(not rule.prefilter for rule in on_target):
+        return lambda text: True
+    tokens = {token for rule in on_target for token in rule.prefilter}
+    # `grad` is in every text that holds `grad(`: looking for `grad` alone will do.
+    needed = tuple(sorted(token for token in tokens if not any(other in token for other in tokens - {token})))
+    return lambda text: (
+        any(token in text for token in needed) or any(rule.applies_to(text, target) for rule in own)
+    )
+
+
 @dataclass
 class _Held:
     """A cached result that read other files: whether it holds is known once every file of the
@@ -182,6 +197,7 @@ class _Run:
         self.before = None if self.cache is None else self.cache.load_state()
         self.digests: dict[str, str] = {}  # absolute path -> digest, of the files read so far
         self.calls: dict[str, set[str]] = {}  # names called by the files changed since `before`
+        self._prefilters: dict[tuple[Rule, ...], Callable[[str], bool]] = {}
 
     def _note(self, path: Path, raw: bytes) -> str:
         """The digest of a file's bytes; for a Python file changed since the last run, also the
@@ -200,8 +216,7 @@ class _Run:
         except sources.SourceError as error:
             return FileOutcome(path, error=str(error))
         digest = "" if self.cache is None else self._note(path, source.raw)
-        rules = _rules_for(path, self.config, self.kinds)
-        if not any(rule.applies_to(source.text, self.target) for rule in rules):
+        if not self._prefilter(path)(source.text):
             return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
         found = None if self.cache is None else self.cache.load(path, digest)
         if found is None:
@@ -238,6 +253,21 @@ class _Run:
             result.fixed,
             locations=result.locations,
         )
+
+    def _prefilter(self, path: Path) -> Callable[[str], bool]:
+        """Whether any rule selected for ``path`` applies to a text: ``Rule.applies_to`` for each,
+        as one test of the tokens they all look for (every file of the run takes it)."""
+        rules = tuple(self._rules_on_target if not self.config.per_file_ignores else self._rules(path))
+        if rules not in self._prefilters:
+            self._prefilters[rules] = _any_applies(rules, self.target)
+        return self._prefilters[rules]
+
+    def _rules(self, path: Path) -> list[Rule]:
+        return _rules_for(path, self.config, self.kinds)
+
+    @cached_property
+    def _rules_on_target(self) -> list[Rule]:
+        return self._rules(Path())  # no per-file ignores: the same for every path
 
     def migrate(self, source: sources.SourceFile) -> FileOutcome:
         return _migrate_source(
