@@ -119,6 +119,28 @@ class RunState:
         return content_digest(text.encode("utf-8", "surrogateescape"))
 
 
+@dataclass
+class Changes:
+    """How the files of this run (``now``) differ from the state the previous run kept."""
+
+    now: RunState
+    before: Optional[RunState]
+    calls: dict[str, set[str]]  # for each Python file changed since ``before``: the names it calls
+
+    @cached_property
+    def same_paths(self) -> bool:
+        return self.before is not None and self.before.digests.keys() == self.now.digests.keys()
+
+    @cached_property
+    def names_called(self) -> set[str]:
+        """Every name a changed file calls now."""
+        assert self.before is not None
+        changed = (
+            path for path, digest in self.now.digests.items() if self.before.digests.get(path) != digest
+        )
+        return {name for path in changed for name in self.calls.get(path, ())}
+
+
 @dataclass(frozen=True)
 class Dependencies:
     """What a result read of the other files of its run (see ``analysis.project.Consulted``),
@@ -130,20 +152,19 @@ class Dependencies:
     modules: bool = False
     everything: bool = False
 
-    def holds(self, now: RunState, before: Optional[RunState], calls: dict[str, set[str]]) -> bool:
-        """Whether the result still holds in run state ``now``. ``before`` is the state the
-        previous run kept; ``calls`` the names each file changed since then calls."""
+    def holds(self, changes: Changes) -> bool:
+        """Whether the result still holds in the run state ``changes.now``."""
+        now, before = changes.now, changes.before
         if any(now.digests.get(path) != digest for path, digest in self.files.items()):
             return False
         if self.state == now.id:
             return True
         if self.everything or before is None or self.state != before.id:
             return False  # no record of what changed since the state it holds in
-        if self.modules and before.digests.keys() != now.digests.keys():
+        if self.modules and not changes.same_paths:
             return False
-        changed = (path for path, digest in now.digests.items() if before.digests.get(path) != digest)
-        # A file that called one of `names` before was read, so its digest was checked above.
-        return not any(calls.get(path, set()) & self.names for path in changed)
+        # A file that called one of `names` before was read: its digest was checked above.
+        return not self.names & changes.names_called
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """Running the pipeline over files: read, migrate, write (unless previewing), collect outcomes.
 
-Each file is independent, so a worker pool can take them in any order; results come back in the
-order the files were given so output is stable.
+The parent reads every file once. A file that cannot be read, that no selected rule's prefilter
+matches (most of a model zoo), or whose result the cache holds is done there, without parsing;
+the rest go to the rules, in worker processes when there are enough of them. Outcomes come back
+in the order the files were given, so the output is the same for any number of workers, with or
+without the cache.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate import sources
 from ms_migrate.analysis.project import Consulted, ProjectIndex, call_names
-from ms_migrate.cache import Cache, CachedResult, Dependencies, RunState, content_digest, settings_digest
+from ms_migrate.cache import (
+    Cache,
+    CachedResult,
+    Changes,
+    Dependencies,
+    RunState,
+    content_digest,
+    settings_digest,
+)
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import UPGRADE_KINDS, ParseFailure, rules_of_kind, run_rules
@@ -46,7 +57,7 @@ class FileOutcome:
     held_back: Optional[str] = None  # why a rewrite was not written (failed verification)
     locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
     # For the cache: the digest of the bytes the rules ran on (None when the result may not be
-    # kept: an error, or an internal error), and whether it read other files of the run too.
+    # kept: an error, or an internal error), and what it read of the other files of the run.
     digest: Optional[str] = None
     consulted: Optional[Consulted] = None
 
@@ -231,7 +242,7 @@ class _Run:
     ) -> Union[FileOutcome, sources.SourceFile]:
         if not isinstance(item, _Held):
             return item
-        if not item.dependencies.holds(self.state, self.before, self.calls):
+        if not item.dependencies.holds(self.changes):
             return item.source
         if item.dependencies.state != self.state.id and self.cache is not None:
             # It holds in this state too: say so, for the next run (which knows only this one).
@@ -285,6 +296,10 @@ class _Run:
                 except OSError:
                     self._note(path, b"")
         return RunState({os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.paths})
+
+    @cached_property
+    def changes(self) -> Changes:
+        return Changes(self.state, self.before, self.calls)
 
     def keep(self, outcome: FileOutcome) -> FileOutcome:
         """Store a fresh outcome's result in the cache, when it may be kept."""
