@@ -165,12 +165,13 @@ class _Run(Generic[Item, Result]):
         workers: int,
         initializer: Callable[..., None],
         initargs: tuple[Any, ...],
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
         self.context = multiprocessing.get_context()
         self.workers = [self.new_worker() for _ in range(workers)]
         self.queue = deque(range(len(items)))
-        self.batch = max(1, min(MAX_BATCH, len(items) // (workers * 8)))
+        self.batch = max(1, min(max_batch, len(items) // (workers * 8)))
         self.results: dict[int, Any] = {}
         self.unexplained_deaths = 0
 
@@ -235,14 +236,16 @@ def map_in_workers(
     workers: int,
     initializer: Callable[..., None],
     initargs: tuple[Any, ...] = (),
+    max_batch: int = MAX_BATCH,
 ) -> Iterator[Union[Result, WorkerDied]]:
     """``task(item)`` for every item, in ``workers`` processes, yielded in the order of ``items``.
 
     An item whose worker died while on it yields ``WorkerDied``; the run goes on with a fresh
     worker. An exception the task raises is raised here, as ``map`` would. ``initializer`` runs
-    in each worker before its first item.
+    in each worker before its first item. Items that each take long (a file to parse, against
+    many to skip) want a small ``max_batch``: the last batches then end close together.
     """
-    run = _Run(task, items, workers, initializer, initargs)
+    run = _Run(task, items, workers, initializer, initargs, max_batch)
     try:
         yield from run.results_in_order()
     finally:

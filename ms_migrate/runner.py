@@ -77,6 +77,9 @@ _project = ProjectIndex()
 # back pickled; below this many files to parse one process is faster. Files that no rule's
 # prefilter matches, and cached ones, are never sent to a worker.
 MIN_FILES_FOR_POOL = 4
+# Every file a worker gets is parsed (a train step takes from milliseconds to seconds): small
+# batches, so that no worker is left with a long queue while the others are idle at the end.
+FILES_PER_BATCH = 4
 
 
 def _set_project(paths: Sequence[Path]) -> None:
@@ -367,7 +370,8 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     work = partial(upgrade_file, target=run.target, config=run.config, kinds=run.kinds)
     done = [item if isinstance(item, FileOutcome) else None for item in settled]
     del triaged, settled
-    results = map_in_workers(work, pending, min(workers, len(pending)), _worker_start, (list(run.paths),))
+    count = min(workers, len(pending))
+    results = map_in_workers(work, pending, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)
     with contextlib.closing(results):
         for path, outcome in zip(run.paths, done):
             yield outcome if outcome is not None else run.keep(_outcome_of(path, next(results)))
