@@ -22,7 +22,10 @@ NETWORKS = (
     "import mindspore.nn as nn\n\n\nclass StarLoss(nn.Cell):\n    def construct(self, *inputs):\n"
     "        return inputs[0]\n"
 )
-TRAIN = "from src.networks import StarLoss\nfrom src.step import TrainStep\n\nstep = TrainStep(StarLoss(), None)\n"
+TRAIN = (
+    "from src.networks import StarLoss\nfrom src.step import TrainStep\n\n"
+    "step = TrainStep(StarLoss(), None)\n"
+)
 STEP = """import mindspore.nn as nn
 from mindspore.ops import composite as C
 
@@ -45,6 +48,7 @@ class TrainStep(nn.Cell):
 def build_tree(root: Path) -> Path:
     """About 40 files: every third MS101 fixture (syntax error, BOM, CRLF and refusals among
     them), the downgrade fixtures, a notebook, a three-file project and files no rule reads."""
+    root.mkdir(parents=True, exist_ok=True)
     inputs = sorted(
         path for path in (FIXTURES / "ms101").glob("*.py") if not path.name.endswith(".expected.py")
     )
@@ -95,3 +99,25 @@ def test_jobs_and_a_warm_cache_give_the_results_of_a_serial_run(
         assert parsing.prechecks == parsed, "a rerun over an unchanged tree parsed a file"
         assert run(*options, str(tree)) == serial  # the default: every core, from the cache
         assert pools == [], "a run with nothing to parse started workers"
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_upgrade_writes_the_same_files_from_the_cache(tmp_path: Path) -> None:
+    original = build_tree(tmp_path / "original")
+    cached, fresh = tmp_path / "cached", tmp_path / "fresh"
+    shutil.copytree(original, cached)
+    shutil.copytree(original, fresh)
+    options = ["--target-version", "2.8", "-j", "1"]
+    run("upgrade", "--dry-run", *options, str(cached))  # fills the cache
+    parsed = parsing.prechecks
+    code = run("upgrade", *options, str(cached))[0]
+    assert parsing.prechecks == parsed, "the rewrites came from the cache"
+    assert code == run("upgrade", *options, "--no-cache", str(fresh))[0]
+    assert _contents(cached) == _contents(fresh) != _contents(original)
