@@ -107,6 +107,7 @@ def run(tree: Path, jobs: int, target: str, repeat: int) -> None:
         except sources.SourceError:
             continue
     ruff = _ruff()
+    load_before = os.getloadavg()[0]
     tool = [sys.executable, "-m", "ms_migrate"]
     options = ["--target-version", target, "-j", str(jobs), "-q"]
     with tempfile.TemporaryDirectory() as scratch:
@@ -135,11 +136,19 @@ def run(tree: Path, jobs: int, target: str, repeat: int) -> None:
                     max(step.peak_mib, peak),
                     code,
                 )
-    print(render(tree, files, lines, jobs, target, repeat, steps))
+    load = (load_before, os.getloadavg()[0])
+    print(render(tree, files, lines, jobs, target, repeat, steps, load))
 
 
 def render(
-    tree: Path, files: list[Path], lines: int, jobs: int, target: str, repeat: int, steps: list[Step]
+    tree: Path,
+    files: list[Path],
+    lines: int,
+    jobs: int,
+    target: str,
+    repeat: int,
+    steps: list[Step],
+    load: tuple[float, float],
 ) -> str:
     reference = steps[0]
     ruff_version = subprocess.run(
@@ -149,7 +158,8 @@ def render(
         f"tree: {tree} ({len(files)} files, {lines:,} lines)",
         f"machine: {platform.machine()}, {_cores()} cores, Python {platform.python_version()}, "
         f"{ruff_version.strip()}; ms-migrate at {_commit()}; -j {jobs}, --target-version {target}, "
-        f"best of {repeat}",
+        f"best of {repeat}; load average {load[0]:.1f} before, {load[1]:.1f} after (other processes "
+        "on the machine slow every step, ruff's too)",
         "",
         "| step | wall | x ruff | peak RSS | x ruff | exit |",
         "|---|---:|---:|---:|---:|---:|",
