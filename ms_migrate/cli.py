@@ -148,8 +148,8 @@ def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., N
             default=0,
             type=click.IntRange(min=0),
             metavar="N",
-            help="Worker processes (default 0: one per available core). A run with few files to parse "
-            "uses one; the output is the same for any N.",
+            help="Worker processes, at most one per core (default 0: one per available core). A run with "
+            "few files to parse uses one; the output is the same for any N.",
         ),
         click.option(
             "--no-cache",

@@ -338,12 +338,13 @@ def upgrade_files(
     """Migrate ``paths`` with the rules of ``kinds`` and, when ``write``, write each changed file
     from this process; outcomes come in the order of ``paths``, whatever the number of workers.
 
-    ``jobs``: worker processes (0: one per available core); a pool starts only when more than
-    one is asked for and at least ``MIN_FILES_FOR_POOL`` files need their rules run.
+    ``jobs``: worker processes (0: one per available core, and never more); a pool starts only
+    when more than one is asked for and at least ``MIN_FILES_FOR_POOL`` files need their rules run.
     ``cache_dir``: where results of earlier runs are kept (``ms_migrate.cache``); None: no cache.
     """
     run = _Run(paths, target, config, kinds, cache_dir)
-    workers = min(jobs or available_cores(), len(paths))
+    cores = available_cores()  # more workers than cores only add processes to wait for
+    workers = min(jobs or cores, cores, len(paths))
     outcomes = _in_this_process(run) if workers <= 1 else _in_workers(run, workers)
     yield from _written(outcomes, write)
     run.finish()

@@ -53,6 +53,7 @@ SKIPPED_DIRECTORIES = frozenset(
         ".mypy_cache",
         ".pytest_cache",
         ".ruff_cache",
+        ".ms_migrate_cache",
         "node_modules",
         "site-packages",
         ".ipynb_checkpoints",
