@@ -10,6 +10,7 @@ Exit codes (also in README.md):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import sys
@@ -18,20 +19,21 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 import click
-from rich.console import Console
 
 from ms_migrate import __version__, sources
+from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
 from ms_migrate.interactive import Answer, ask
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
-from ms_migrate.report import Summary, make_console, print_diff, unified_diff
+from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified, write_outcome
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROGRESS_MIN_FILES = 50  # fewer are done before a bar would be worth looking at
 
 
 def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[Version]:
@@ -43,7 +45,7 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
         raise click.BadParameter(str(error)) from error
 
 
-def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Console) -> Version:
+def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Stream) -> Version:
     """The version to write code for: --target-version, else the project's lowest allowed one.
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
@@ -54,8 +56,7 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: C
         if detected is not None and detected.version is not None and explicit > detected.version:
             err.print(
                 f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
-                f"the project allows ({detected.source}); the output may not run there",
-                markup=False,
+                f"the project allows ({detected.source}); the output may not run there"
             )
         return explicit
     if detected is not None:
@@ -64,7 +65,7 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: C
                 f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
                 "pass --target-version"
             )
-        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})", markup=False)
+        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
         return detected.version
     target = default_target()
     err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
@@ -75,14 +76,14 @@ def _start(
     paths: tuple[Path, ...],
     target_version: Optional[Version],
     exclude: tuple[str, ...],
-    err: Console,
+    err: Stream,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
 ) -> tuple[Version, list[Path], Summary, Config]:
     """Read the configuration, report missing paths, settle the target version, list the files."""
     missing = [path for path in paths if not path.exists()]
     for path in missing:
-        err.print(f"{path}: no such file or directory", markup=False)
+        err.print(f"{path}: no such file or directory")
     try:
         config = load_config(paths[0] if paths else Path.cwd()).with_flags(select, ignore, exclude)
     except ConfigError as error:
@@ -94,14 +95,42 @@ def _start(
     files, refused = [], 0
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
         if path in named and not sources.is_python_source(path):
-            err.print(f"{path}: not a Python file or notebook; skipped", markup=False)
+            err.print(f"{path}: not a Python file or notebook; skipped")
             refused += 1
             continue
         files.append(path)
     if not files and not missing and not refused:
         shown = ", ".join(str(path) for path in paths)
-        err.print(f"warning: no Python files or notebooks found in {shown}", markup=False)
+        err.print(f"warning: no Python files or notebooks found in {shown}")
     return target, files, Summary(errors=len(missing) + refused), config
+
+
+def _cache_dir(no_cache: bool, paths: tuple[Path, ...]) -> Optional[Path]:
+    return None if no_cache else cache_directory(paths[0] if paths else Path.cwd())
+
+
+@contextlib.contextmanager
+def _progress(err: Stream, total: int, quiet: bool) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for a run over many files, only where stderr is a terminal and
+    not with -q; it yields the function that counts one file done. Lines printed meanwhile go
+    above the bar: stderr's, and stdout's when stdout is the terminal too (a pipe gets its own)."""
+    if quiet or total <= PROGRESS_MIN_FILES or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    progress = Progress(
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err.rich,
+        transient=True,
+        redirect_stdout=sys.stdout.isatty(),
+        redirect_stderr=True,
+    )
+    task = progress.add_task("files", total=total)
+    with progress:
+        yield lambda: progress.advance(task)
 
 
 def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -114,7 +143,21 @@ def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., N
             help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
         ),
         click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
-        click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1)),
+        click.option(
+            "-j",
+            "--jobs",
+            default=0,
+            type=click.IntRange(min=0),
+            metavar="N",
+            help="Worker processes, at most one per core (default 0: one per available core). A run with "
+            "few files to parse uses one; the output is the same for any N.",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help=f"Neither read nor write the results of earlier runs (kept in {DIRECTORY}/ at the project "
+            "root, or in $MS_MIGRATE_CACHE_DIR).",
+        ),
         click.option("-q", "--quiet", is_flag=True, help=quiet_help),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rules (prefixes; a,b)."),
         click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
@@ -211,6 +254,7 @@ def _migrate(
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     jobs: int,
+    no_cache: bool,
     quiet: bool,
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
@@ -224,24 +268,24 @@ def _migrate(
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     if interactive and (dry_run or fmt != "text"):
         raise click.UsageError("--interactive asks before each write: no --dry-run, no --format")
-    out, err = make_console(), make_console(stderr=True)
+    out, err = Stream(), Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
         for stale in leftovers.removed:
-            err.print(f"{stale}: removed a temporary file left by an interrupted run", markup=False)
+            err.print(f"{stale}: removed a temporary file left by an interrupted run")
         for backup in leftovers.backups:
             name = sources.Leftovers.target_of(backup).name
             err.print(
                 f"{backup}: {name} as it was before a write that was cut off; check {name}, "
-                "then restore it from this file or delete this file",
-                markup=False,
+                "then restore it from this file or delete this file"
             )
             summary.errors += 1
     verify_exit = EXIT_OK
     # --interactive writes after asking, here; otherwise the runner writes as results arrive.
     write = not dry_run and not interactive
+    cache_dir = _cache_dir(no_cache, paths)
     try:
         if verify:
             # The verify machinery loads only when asked for: a plain run starts faster.
@@ -249,54 +293,56 @@ def _migrate(
 
             options = options_for_upgrade(paths)
             outcomes = upgrade_files_verified(
-                files, target, write, options, allow_unverified, jobs, config, kinds
+                files, target, write, options, allow_unverified, jobs, config, kinds, cache_dir
             )
         else:
-            outcomes = upgrade_files(files, target, write=write, jobs=jobs, config=config, kinds=kinds)
+            outcomes = upgrade_files(files, target, write, jobs, config, kinds, cache_dir)
         records: list[Record] = []
-        for outcome in outcomes:
-            display = str(outcome.path)
-            if outcome.error:
-                summary.errors += 1
-                err.print(outcome.error, markup=False)
-            if dry_run and outcome.changed and fmt == "text":
-                print_diff(out, unified_diff(display, outcome.before, outcome.after))
-            shown = [
-                Record(display, outcome.where(item.line), item)
-                for item in outcome.diagnostics
-                if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
-            ]
-            if fmt == "text":
-                # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
-                # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
-                findings = err if dry_run else out
-                for line in render(shown, "text").splitlines():
-                    findings.print(line, markup=False)
-            records += shown
-            if verify:
-                verify_exit = max(verify_exit, show_verification(err, outcome, quiet))
-            answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
-            landed = _landed(outcome, dry_run)
-            summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
-            if outcome.written and not quiet:
-                err.print(f"Rewriting {display}", markup=False)  # what pyupgrade's hook says
-            if answer is Answer.QUIT:
-                _stop(outcomes)
-                err.print("stopped: the files not yet shown are unchanged", markup=False)
-                break
+        with _progress(err, len(files), quiet or verify or interactive) as advance:
+            for outcome in outcomes:
+                display = str(outcome.path)
+                if outcome.error:
+                    summary.errors += 1
+                    err.print(outcome.error)
+                if dry_run and outcome.changed and fmt == "text":
+                    print_diff(out, unified_diff(display, outcome.before, outcome.after))
+                shown = [
+                    Record(display, outcome.where(item.line), item)
+                    for item in outcome.diagnostics
+                    if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
+                ]
+                if fmt == "text":
+                    # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
+                    # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
+                    findings = err if dry_run else out
+                    for line in render(shown, "text").splitlines():
+                        findings.print(line)
+                records += shown
+                if verify:
+                    verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
+                answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
+                landed = _landed(outcome, dry_run)
+                summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+                if outcome.written and not quiet:
+                    err.print(f"Rewriting {display}")  # what pyupgrade's hook says
+                if answer is Answer.QUIT:
+                    _stop(outcomes)
+                    err.print("stopped: the files not yet shown are unchanged")
+                    break
+                advance()
         if fmt != "text":
             sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
         err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)
     if not quiet or summary.errors:
-        err.print(summary.render(dry_run), markup=False)
+        err.print(summary.render(dry_run))
     if summary.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
-def _ask_and_write(out: Console, err: Console, outcome: FileOutcome) -> Answer:
+def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome) -> Answer:
     """--interactive: a rewrite that may be written is shown, and written if the user says so."""
     if not outcome.changed or outcome.held_back:
         return Answer.SKIP
@@ -304,7 +350,7 @@ def _ask_and_write(out: Console, err: Console, outcome: FileOutcome) -> Answer:
     if answer is Answer.WRITE:
         write_outcome(outcome)
         if outcome.error:
-            err.print(outcome.error, markup=False)
+            err.print(outcome.error)
     return answer
 
 
@@ -334,6 +380,7 @@ def check(
     target_version: Optional[Version],
     exclude: tuple[str, ...],
     jobs: int,
+    no_cache: bool,
     quiet: bool,
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
@@ -345,38 +392,43 @@ def check(
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
-    err = make_console(stderr=True)
+    err = Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
     linted = modernisable = 0
     modernisable_files: set[Path] = set()
-    for outcome in upgrade_files(files, target, write=False, jobs=jobs, config=config):
-        if outcome.error:
-            summary.errors += 1
-            err.print(outcome.error, markup=False)
-        summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
-        path = str(outcome.path)
-        for item in outcome.diagnostics:
-            if quiet and (item.code in notes or item.code in reasons):
-                continue  # -q: only what to act on; notes and left-alone sites are not
-            if item.code in rewriters:
-                # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
-                item = dataclasses.replace(item, message=f"modernisable: {item.message}")
-                modernisable += 1
-                modernisable_files.add(outcome.path)
-            else:
-                linted += item.code not in reasons and item.code not in notes
-            records.append(Record(path, outcome.where(item.line), item))
+    # Only json and sarif carry fixes; for the others MS101 builds no rewrite (no libcst at all).
+    fix = fmt in ("json", "sarif")
+    cache_dir = _cache_dir(no_cache, paths)
+    outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=cache_dir, fix=fix)
+    with _progress(err, len(files), quiet) as advance:
+        for outcome in outcomes:
+            if outcome.error:
+                summary.errors += 1
+                err.print(outcome.error)
+            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+            path = str(outcome.path)
+            for item in outcome.diagnostics:
+                if quiet and (item.code in notes or item.code in reasons):
+                    continue  # -q: only what to act on; notes and left-alone sites are not
+                if item.code in rewriters:
+                    # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
+                    item = dataclasses.replace(item, message=f"modernisable: {item.message}")
+                    modernisable += 1
+                    modernisable_files.add(outcome.path)
+                else:
+                    linted += item.code not in reasons and item.code not in notes
+                records.append(Record(path, outcome.where(item.line), item))
+            advance()
     sys.stdout.write(render(records, fmt))
     if not quiet or summary.errors:
         err.print(
             f"{modernisable} modernisable site{'s' * (modernisable != 1)} "
             f"in {len(modernisable_files)} file{'s' * (len(modernisable_files) != 1)}, "
             f"{linted} lint finding{'s' * (linted != 1)} "
-            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)",
-            markup=False,
+            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)"
         )
     if summary.errors:
         sys.exit(EXIT_ERROR)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import enum
 
 import click
-from rich.console import Console
 
-from ms_migrate.report import print_diff, unified_diff
+from ms_migrate.report import Stream, print_diff, unified_diff
 from ms_migrate.runner import FileOutcome
 
 
@@ -22,10 +21,10 @@ class Answer(enum.Enum):
     QUIT = "q"
 
 
-def ask(console: Console, outcome: FileOutcome) -> Answer:
+def ask(out: Stream, outcome: FileOutcome) -> Answer:
     """Show the rewrite of one file as a diff and ask what to do with it. The end of the input (or
     Ctrl-C at the prompt) counts as quit: nothing more is written."""
-    print_diff(console, unified_diff(str(outcome.path), outcome.before, outcome.after))
+    print_diff(out, unified_diff(str(outcome.path), outcome.before, outcome.after))
     try:
         choice = click.prompt(
             f"Write {outcome.path}? [y]es, [n]o (skip it), [q]uit",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +33,15 @@ MAX_UNEXPLAINED_DEATHS = 3
 STOP_TIMEOUT_S = 5.0
 # What a worker's shared `current` holds besides an item's index.
 _NOT_STARTED, _BETWEEN_ITEMS = -1, -2
+
+
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has one (a container
+    or `taskset` may allow fewer than the machine has), else every core."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def describe_exit(exitcode: int) -> str:
@@ -155,12 +165,13 @@ class _Run(Generic[Item, Result]):
         workers: int,
         initializer: Callable[..., None],
         initargs: tuple[Any, ...],
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
         self.context = multiprocessing.get_context()
         self.workers = [self.new_worker() for _ in range(workers)]
         self.queue = deque(range(len(items)))
-        self.batch = max(1, min(MAX_BATCH, len(items) // (workers * 8)))
+        self.batch = max(1, min(max_batch, len(items) // (workers * 8)))
         self.results: dict[int, Any] = {}
         self.unexplained_deaths = 0
 
@@ -225,14 +236,16 @@ def map_in_workers(
     workers: int,
     initializer: Callable[..., None],
     initargs: tuple[Any, ...] = (),
+    max_batch: int = MAX_BATCH,
 ) -> Iterator[Union[Result, WorkerDied]]:
     """``task(item)`` for every item, in ``workers`` processes, yielded in the order of ``items``.
 
     An item whose worker died while on it yields ``WorkerDied``; the run goes on with a fresh
     worker. An exception the task raises is raised here, as ``map`` would. ``initializer`` runs
-    in each worker before its first item.
+    in each worker before its first item. Items that each take long (a file to parse, against
+    many to skip) want a small ``max_batch``: the last batches then end close together.
     """
-    run = _Run(task, items, workers, initializer, initargs)
+    run = _Run(task, items, workers, initializer, initargs, max_batch)
     try:
         yield from run.results_in_order()
     finally:

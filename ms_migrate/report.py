@@ -4,23 +4,54 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-from rich.console import Console
-from rich.text import Text
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.reasons import all_reasons
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def make_console(stderr: bool = False, soft_wrap: bool = True) -> Console:
-    """A console for the tool's output. NO_COLOR (https://no-color.org) turns off every style, bold
-    included: rich on its own drops only the colours and would keep the diff headers bold."""
+
+class Stream:
+    """Lines for people on stdout or stderr, written as given (no markup, no wrapping).
+
+    ``rich`` (colours, tables, the progress bar) is a console on the same stream, imported on
+    first use: a run that only prints plain lines starts without it (about 30 ms).
+    """
+
+    def __init__(self, stderr: bool = False, quiet: bool = False) -> None:
+        self.stderr, self.quiet = stderr, quiet
+
+    def print(self, text: str = "") -> None:
+        if self.quiet:
+            return
+        stream = sys.stderr if self.stderr else sys.stdout  # as it is now: tests and rich swap it
+        stream.write(text + "\n")
+        stream.flush()
+
+    @cached_property
+    def rich(self) -> Console:
+        return make_console(self.stderr, quiet=self.quiet)
+
+
+def make_console(stderr: bool = False, soft_wrap: bool = True, quiet: bool = False) -> Console:
+    """A rich console for the tool's output. NO_COLOR (https://no-color.org) turns off every style,
+    bold included: rich on its own drops only the colours and would keep the diff headers bold."""
+    from rich.console import Console
+
     plain = os.environ.get("NO_COLOR", "") != ""
     return Console(
-        stderr=stderr, highlight=False, soft_wrap=soft_wrap, color_system=None if plain else "auto"
+        stderr=stderr,
+        quiet=quiet,
+        highlight=False,
+        soft_wrap=soft_wrap,
+        color_system=None if plain else "auto",
     )
 
 
@@ -40,10 +71,13 @@ def unified_diff(path: str, before: str, after: str) -> str:
 _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
 
 
-def print_diff(console: Console, diff: str) -> None:
+def print_diff(stream: Stream, diff: str) -> None:
+    """A diff in colour where the stream is a terminal that shows it (rich decides)."""
+    from rich.text import Text
+
     for line in diff.splitlines():
         style = next((style for prefix, style in _DIFF_STYLES if line.startswith(prefix)), "")
-        console.print(Text(line, style=style), soft_wrap=True)
+        stream.rich.print(Text(line, style=style), soft_wrap=True)
 
 
 @dataclass

@@ -1,27 +1,43 @@
 """Running the pipeline over files: read, migrate, write (unless previewing), collect outcomes.
 
-Each file is independent, so a worker pool can take them in any order; results come back in the
-order the files were given so output is stable.
+The parent reads every file once. A file that cannot be read, that no selected rule's prefilter
+matches (most of a model zoo), or whose result the cache holds is done there, without parsing;
+the rest go to the rules, in worker processes when there are enough of them. Outcomes come back
+in the order the files were given, so the output is the same for any number of workers, with or
+without the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate import sources
-from ms_migrate.analysis.project import ProjectIndex
+from ms_migrate.analysis.project import Consulted, ProjectIndex, call_names
+from ms_migrate.cache import (
+    Cache,
+    CachedResult,
+    Changes,
+    Dependencies,
+    RunState,
+    content_digest,
+    settings_digest,
+)
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import UPGRADE_KINDS, ParseFailure, rules_of_kind, run_rules
-from ms_migrate.pool import WorkerDied, map_in_workers
+from ms_migrate.pool import WorkerDied, available_cores, map_in_workers
+from ms_migrate.reasons import INTERNAL_ERROR
+from ms_migrate.rules.base import Rule
 from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
@@ -40,6 +56,10 @@ class FileOutcome:
     verification: Optional[VerificationReport] = None  # upgrade --verify only
     held_back: Optional[str] = None  # why a rewrite was not written (failed verification)
     locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
+    # For the cache: the digest of the bytes the rules ran on (None when the result may not be
+    # kept: an error, or an internal error), and what it read of the other files of the run.
+    digest: Optional[str] = None
+    consulted: Optional[Consulted] = None
 
     def where(self, line: int) -> str:
         return self.locations.get(line, str(line))
@@ -53,24 +73,47 @@ class FileOutcome:
 # per process: in the parent for a serial run, by the pool initializer in each worker.
 _project = ProjectIndex()
 
+# A pool starts in about 15 ms, each of its workers imports libcst on its own, and results come
+# back pickled; below this many files to parse one process is faster. Files that no rule's
+# prefilter matches, and cached ones, are never sent to a worker.
+MIN_FILES_FOR_POOL = 4
+# Every file a worker gets is parsed (a train step takes from milliseconds to seconds): small
+# batches, so that no worker is left with a long queue while the others are idle at the end.
+FILES_PER_BATCH = 4
+
 
 def _set_project(paths: Sequence[Path]) -> None:
     global _project
     _project = ProjectIndex(paths)
 
 
+def _rules_for(path: Path, config: Config, kinds: Sequence[str]) -> list[Rule]:
+    return [rule for rule in rules_of_kind(kinds) if config.enabled(rule.code, path)]
+
+
 def upgrade_file(
-    path: Path, target: Version, config: Config = NO_CONFIG, kinds: Sequence[str] = UPGRADE_KINDS
+    path: Path,
+    target: Version,
+    config: Config = NO_CONFIG,
+    kinds: Sequence[str] = UPGRADE_KINDS,
+    fix: bool = True,
 ) -> FileOutcome:
     """Read one file and run the rules of ``kinds`` on it; nothing is written here (workers never
-    touch the user's files)."""
+    touch the user's files). Without ``fix`` only findings come back (``check``)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
-    rules = [rule for rule in rules_of_kind(kinds) if config.enabled(rule.code, path)]
+    return _migrate_source(source, target, _rules_for(path, config, kinds), config, fix)
+
+
+def _migrate_source(
+    source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
+) -> FileOutcome:
+    path = source.path
+    project = _project.tracking()
     try:
-        result = run_rules(source.text, target, rules, _project, path)
+        result = run_rules(source.text, target, rules, project, path, fix)
     except ParseFailure as error:
         where = f":{source.location(error.line)}" if error.line else ""
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
@@ -86,6 +129,9 @@ def upgrade_file(
                 source.encode(result.text)
             except sources.SourceError as error:
                 outcome.after, outcome.error = source.text, str(error)
+    if outcome.error is None and all(item.code != INTERNAL_ERROR.code for item in result.diagnostics):
+        outcome.digest = content_digest(source.raw)
+        outcome.consulted = project.consulted or None
     return outcome
 
 
@@ -123,6 +169,170 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _any_applies(rules: Sequence[Rule], target: Version) -> Callable[[str], bool]:
+    """``lambda text: any(rule.applies_to(text, target) for rule in rules)``, with the targets
+    checked once and each token once; a rule with its own ``applies_to`` is asked itself."""
+    own = [rule for rule in rules if type(rule).applies_to is not Rule.applies_to]
+    on_target = [rule for rule in rules if rule not in own and target in rule.targets]
+    if any(not rule.prefilter for rule in on_target):
+        return lambda text: True
+    tokens = {token for rule in on_target for token in rule.prefilter}
+    # `grad` is in every text that holds `grad(`: looking for `grad` alone will do.
+    needed = tuple(sorted(token for token in tokens if not any(other in token for other in tokens - {token})))
+    return lambda text: (
+        any(token in text for token in needed) or any(rule.applies_to(text, target) for rule in own)
+    )
+
+
+@dataclass
+class _Held:
+    """A cached result that read other files: whether it holds is known once every file of the
+    run has been read."""
+
+    source: sources.SourceFile
+    result: CachedResult
+    dependencies: Dependencies
+
+
+class _Run:
+    """What one run needs to decide, file by file, whether the rules must run at all.
+
+    The parent reads each file once: one that cannot be read, one that no selected rule's
+    prefilter matches (most files of a model zoo), and one whose result is cached are done there
+    and then, without parsing. Only the rest go to the rules, here or in a worker.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        target: Version,
+        config: Config,
+        kinds: Sequence[str],
+        cache_dir: Optional[Path],
+        fix: bool = True,
+    ) -> None:
+        self.paths, self.target, self.config, self.kinds = paths, target, config, tuple(kinds)
+        self.fix = fix
+        digest = settings_digest(target, kinds, config, fix)
+        self.cache = None if cache_dir is None else Cache(cache_dir, digest)
+        self.before = None if self.cache is None else self.cache.load_state()
+        self.digests: dict[str, str] = {}  # absolute path -> digest, of the files read so far
+        self.calls: dict[str, set[str]] = {}  # names called by the files changed since `before`
+        self._prefilters: dict[tuple[Rule, ...], Callable[[str], bool]] = {}
+
+    def _note(self, path: Path, raw: bytes) -> str:
+        """The digest of a file's bytes; for a Python file changed since the last run, also the
+        classes it instantiates (what `Dependencies.holds` asks of a changed file)."""
+        key, digest = os.path.abspath(path), content_digest(raw)
+        self.digests.setdefault(key, digest)
+        if self.before is not None and self.before.digests.get(key) != digest and path.suffix == ".py":
+            self.calls[key] = call_names(raw)
+        return digest
+
+    def triage(self, path: Path) -> Union[FileOutcome, sources.SourceFile, _Held]:
+        """The file's outcome when it needs no parsing; else the file, for the rules; or a cached
+        result that is reused if what it read of other files still holds (``settle``)."""
+        try:
+            source = sources.read_source(path)
+        except sources.SourceError as error:
+            return FileOutcome(path, error=str(error))
+        digest = "" if self.cache is None else self._note(path, source.raw)
+        if not self._prefilter(path)(source.text):
+            return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
+        found = None if self.cache is None else self.cache.load(path, digest)
+        if found is None:
+            return source
+        result, dependencies = found
+        if dependencies is not None:
+            return _Held(source, result, dependencies)
+        return self._reused(source, result)
+
+    def settle(
+        self, item: Union[FileOutcome, sources.SourceFile, _Held]
+    ) -> Union[FileOutcome, sources.SourceFile]:
+        if not isinstance(item, _Held):
+            return item
+        if not item.dependencies.holds(self.changes):
+            return item.source
+        if item.dependencies.state != self.state.id and self.cache is not None:
+            # It holds in this state too: say so, for the next run (which knows only this one).
+            restamped = dataclasses.replace(item.dependencies, state=self.state.id)
+            self.cache.store(
+                item.source.path, self.digests[os.path.abspath(item.source.path)], item.result, restamped
+            )
+        return self._reused(item.source, item.result)
+
+    def _reused(self, source: sources.SourceFile, result: CachedResult) -> FileOutcome:
+        assert self.cache is not None
+        self.cache.hits += 1
+        after = source.text if result.after is None else result.after
+        return FileOutcome(
+            source.path,
+            source.text,
+            after,
+            list(result.diagnostics),
+            result.fixed,
+            locations=result.locations,
+        )
+
+    def _prefilter(self, path: Path) -> Callable[[str], bool]:
+        """Whether any rule selected for ``path`` applies to a text: ``Rule.applies_to`` for each,
+        as one test of the tokens they all look for (every file of the run takes it)."""
+        rules = tuple(self._rules_on_target if not self.config.per_file_ignores else self._rules(path))
+        if rules not in self._prefilters:
+            self._prefilters[rules] = _any_applies(rules, self.target)
+        return self._prefilters[rules]
+
+    def _rules(self, path: Path) -> list[Rule]:
+        return _rules_for(path, self.config, self.kinds)
+
+    @cached_property
+    def _rules_on_target(self) -> list[Rule]:
+        return self._rules(Path())  # no per-file ignores: the same for every path
+
+    def migrate(self, source: sources.SourceFile) -> FileOutcome:
+        return _migrate_source(
+            source, self.target, _rules_for(source.path, self.config, self.kinds), self.config, self.fix
+        )
+
+    @cached_property
+    def state(self) -> RunState:
+        """Every file of the run with its digest (as ``ProjectIndex`` reads them: following links);
+        the files not read yet are read now."""
+        for path in self.paths:
+            if os.path.abspath(path) not in self.digests:
+                try:
+                    self._note(path, path.read_bytes() if path.is_file() else b"")
+                except OSError:
+                    self._note(path, b"")
+        return RunState({os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.paths})
+
+    @cached_property
+    def changes(self) -> Changes:
+        return Changes(self.state, self.before, self.calls)
+
+    def keep(self, outcome: FileOutcome) -> FileOutcome:
+        """Store a fresh outcome's result in the cache, when it may be kept."""
+        if self.cache is None or outcome.digest is None:
+            return outcome
+        after = outcome.after if outcome.changed else None
+        result = CachedResult(after, tuple(outcome.diagnostics), outcome.fixed, outcome.locations)
+        dependencies = None
+        consulted = outcome.consulted
+        if consulted:
+            files = {path: self.state.digests.get(path, "") for path in consulted.files}
+            flags = (consulted.modules, consulted.everything)
+            dependencies = Dependencies(self.state.id, files, frozenset(consulted.names), *flags)
+        self.cache.store(outcome.path, outcome.digest, result, dependencies)
+        return outcome
+
+    def finish(self) -> None:
+        """Keep this run's state, if a result that depends on it was kept or reused."""
+        known = "state" in self.__dict__  # read, or needed, by this run
+        if self.cache is not None and known and (self.before is None or self.before.id != self.state.id):
+            self.cache.store_state(self.state)
+
+
 def upgrade_files(
     paths: Sequence[Path],
     target: Version,
@@ -130,18 +340,51 @@ def upgrade_files(
     jobs: int = 1,
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
+    cache_dir: Optional[Path] = None,
+    fix: bool = True,
 ) -> Iterator[FileOutcome]:
-    """Migrate ``paths`` with the rules of ``kinds`` (in a pool when ``jobs`` > 1) and, when
-    ``write``, write each changed file from this process as its result arrives."""
-    work = partial(upgrade_file, target=target, config=config, kinds=tuple(kinds))
-    if jobs <= 1 or len(paths) < 2:
-        _set_project(paths)
-        results: Iterator[FileOutcome] = map(work, paths)
-        yield from _written(results, write)
+    """Migrate ``paths`` with the rules of ``kinds`` and, when ``write``, write each changed file
+    from this process; outcomes come in the order of ``paths``, whatever the number of workers.
+
+    ``jobs``: worker processes (0: one per available core, and never more); a pool starts only
+    when more than one is asked for and at least ``MIN_FILES_FOR_POOL`` files need their rules run.
+    ``cache_dir``: where results of earlier runs are kept (``ms_migrate.cache``); None: no cache.
+    ``fix``: False when only findings are wanted (``check``): rules may skip building their fixes.
+    """
+    run = _Run(paths, target, config, kinds, cache_dir, fix)
+    cores = available_cores()  # more workers than cores only add processes to wait for
+    workers = min(jobs or cores, cores, len(paths))
+    outcomes = _in_this_process(run) if workers <= 1 else _in_workers(run, workers)
+    yield from _written(outcomes, write)
+    run.finish()
+
+
+def _in_this_process(run: _Run) -> Iterator[FileOutcome]:
+    _set_project(run.paths)
+    for path in run.paths:
+        item = run.settle(run.triage(path))
+        yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
+
+
+def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
+    """Triage every file first, then run the rules on the rest in a pool, or here when they are
+    few. The texts of the files for the pool are not kept: a worker reads its file again."""
+    triaged = [run.triage(path) for path in run.paths]
+    settled = [run.settle(item) for item in triaged]  # after all are read: `run.state` is at hand
+    _set_project(run.paths)
+    pending = [item.path for item in settled if not isinstance(item, FileOutcome)]
+    if len(pending) < MIN_FILES_FOR_POOL:
+        for item in settled:
+            yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
         return
-    workers = min(jobs, len(paths), os.cpu_count() or 1)
-    results = map_in_workers(work, paths, workers, _worker_start, (list(paths),))
-    yield from _written(map(_outcome_of, paths, results), write)
+    work = partial(upgrade_file, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
+    done = [item if isinstance(item, FileOutcome) else None for item in settled]
+    del triaged, settled
+    count = min(workers, len(pending))
+    results = map_in_workers(work, pending, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)
+    with contextlib.closing(results):
+        for path, outcome in zip(run.paths, done):
+            yield outcome if outcome is not None else run.keep(_outcome_of(path, next(results)))
 
 
 def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:
@@ -170,6 +413,7 @@ def upgrade_files_verified(
     jobs: int = 1,
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
+    cache_dir: Optional[Path] = None,
 ) -> Iterator[FileOutcome]:
     """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
 
@@ -178,7 +422,7 @@ def upgrade_files_verified(
     """
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
 
-    outcomes = list(upgrade_files(paths, target, write=False, jobs=jobs, config=config, kinds=kinds))
+    outcomes = list(upgrade_files(paths, target, False, jobs, config, kinds, cache_dir))
     changed = [outcome for outcome in outcomes if outcome.changed and outcome.path.suffix != ".ipynb"]
     for outcome in outcomes:
         if outcome.changed and outcome.path.suffix == ".ipynb":

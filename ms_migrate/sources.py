@@ -24,11 +24,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO, Optional
-
-import pathspec
+from typing import TYPE_CHECKING, BinaryIO, Optional
 
 from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
+
+if TYPE_CHECKING:
+    import pathspec
 
 try:
     from fcntl import LOCK_EX, LOCK_NB, flock
@@ -52,6 +53,7 @@ SKIPPED_DIRECTORIES = frozenset(
         ".mypy_cache",
         ".pytest_cache",
         ".ruff_cache",
+        ".ms_migrate_cache",
         "node_modules",
         "site-packages",
         ".ipynb_checkpoints",
@@ -68,6 +70,7 @@ STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
 # Backups are `.NAME.XXXXXXXX.ms-migrate.orig`: a hard-linked file's old bytes while it is rewritten
 # in place. One left behind means the write was interrupted; it is reported, never removed.
 BACKUP_SUFFIX = ".ms-migrate.orig"
+_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 _BACKUP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}" + re.escape(BACKUP_SUFFIX) + "$")
 
 
@@ -144,7 +147,8 @@ class _GitIgnores:
     """
 
     def __init__(self, root: Path) -> None:
-        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        # (folder, the folder as text ending in "/", its patterns, all of them as one regex)
+        self.specs: list[tuple[str, str, pathspec.PathSpec, Optional[re.Pattern[str]]]] = []
         parents: list[Path] = []
         for folder in (root, *root.parents):
             parents.append(folder)
@@ -163,6 +167,8 @@ class _GitIgnores:
             lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return
+        import pathspec  # only a tree with a .gitignore needs it
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         if root is not None and root != folder:
             parts = root.relative_to(folder).parts
@@ -173,20 +179,63 @@ class _GitIgnores:
                 if not (pattern.include and any(pattern.match_file(path) for path in chain))
             ]
             spec = pathspec.GitIgnoreSpec(kept)
-        self.specs.append((folder, spec))
+        text = folder.as_posix()
+        self.specs.append((text, text if text.endswith("/") else text + "/", spec, _any_pattern(spec)))
+
+    def ignored_in(self, here: Path, real_here: Path, name: str, is_dir: bool) -> bool:
+        """``ignored((here / name).resolve())``; ``real_here`` is ``here`` resolved, so that only
+        a link costs a resolve (one system call per component of the path)."""
+        if not self.specs:
+            return False
+        path = here / name
+        return self.ignored(path.resolve() if os.path.islink(path) else real_here / name, is_dir)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         """As git decides: the deepest .gitignore with a matching pattern wins (`!` re-includes)."""
         decision = None
-        for folder, spec in self.specs:
-            try:
-                relative = path.relative_to(folder).as_posix()
-            except ValueError:
+        text = path.as_posix()
+        for folder, prefix, spec, any_pattern in self.specs:
+            # Path.relative_to, as text: a tree's files times its .gitignore files add up.
+            if text.startswith(prefix):
+                relative = text[len(prefix) :]
+            elif text == folder:
+                relative = "."
+            else:
                 continue
-            result = spec.check_file(relative + "/" if is_dir else relative)
+            relative = relative + "/" if is_dir else relative
+            if any_pattern is not None and not any_pattern.search(_normalized(relative)):
+                continue  # nearly every file: no pattern of this .gitignore matches it
+            result = spec.check_file(relative)
             if result.include is not None:
                 decision = result.include
         return bool(decision)
+
+
+def _any_pattern(spec: pathspec.PathSpec) -> Optional[re.Pattern[str]]:
+    """One regex that matches where any pattern of ``spec`` does (None if there is none to make).
+
+    pathspec tries a .gitignore's patterns one by one, in Python, for every file; a model zoo's
+    70-pattern .gitignore made that most of a run over an unchanged tree. The patterns' group
+    names (the same in each) become plain groups: only whether one matches counts here, and
+    ``check_file`` still decides for a path it matches.
+    """
+    regexes = [pattern.regex for pattern in spec.patterns if pattern.include is not None]
+    if not regexes or any(regex is None for regex in regexes) or len({regex.flags for regex in regexes}) > 1:
+        return None
+    try:
+        merged = "|".join(f"(?:{_GROUP_NAME.sub('(?:', regex.pattern)})" for regex in regexes)
+        # Anchored, each of them: tried at the start only (search would try every position).
+        anchored = all(regex.pattern.startswith("^") for regex in regexes)
+        return re.compile(f"^(?:{merged})" if anchored else merged, regexes[0].flags)
+    except (re.error, TypeError):  # a bytes pattern, or a construct the merge breaks
+        return None
+
+
+def _normalized(relative: str) -> str:
+    """The path as ``PathSpec.check_file`` matches it."""
+    from pathspec.util import normalize_file
+
+    return normalize_file(relative)
 
 
 @dataclass(frozen=True)
@@ -285,12 +334,16 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 seen.add(root)
                 yield root
             continue
-        ignores = _GitIgnores(root.resolve())
+        # Walked folders are reached through names that are not links (os.walk does not follow
+        # them), so a folder's real path is its parent's plus its name: no resolve() for each.
+        real_folders = {str(root): root.resolve()}
+        ignores = _GitIgnores(real_folders[str(root)])
         unreadable: list[Path] = []
         for directory, subdirs, files in os.walk(root, onerror=partial(_note_unreadable, unreadable)):
             here = Path(directory)
+            real_here = real_folders.pop(directory, None) or here.resolve()
             if here != root:
-                ignores.add(here.resolve())
+                ignores.add(real_here)
             subdirs[:] = sorted(
                 name
                 for name in subdirs
@@ -298,15 +351,17 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 and not name.endswith(".egg-info")
                 and not _is_virtualenv(here / name)
                 and not _excluded(here / name, excludes)
-                and not ignores.ignored((here / name).resolve(), is_dir=True)
+                and not ignores.ignored_in(here, real_here, name, is_dir=True)
             )
+            real_folders.update((os.path.join(directory, name), real_here / name) for name in subdirs)
             for name in sorted(files):
+                if not name.endswith(SUFFIXES):
+                    continue
                 path = here / name
                 if (
-                    name.endswith(SUFFIXES)
-                    and not _excluded(path, excludes)
+                    not _excluded(path, excludes)
                     and path not in seen
-                    and not ignores.ignored(path.resolve(), is_dir=False)
+                    and not ignores.ignored_in(here, real_here, name, is_dir=False)
                 ):
                     seen.add(path)
                     yield path

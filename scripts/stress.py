@@ -4,7 +4,8 @@
 
 TREE is copied to a temporary directory (without ``.git``; TREE itself is never written); on the
 copy this runs ``ms-migrate upgrade``, ``upgrade`` again and ``ms-migrate check`` (``python -m
-ms_migrate`` with ``--python``'s interpreter, this one by default), then reports
+ms_migrate`` with ``--python``'s interpreter, this one by default; the tool's cache goes to the
+temporary directory beside the copy, so the second ``upgrade`` and ``check`` use it), then reports
 
 - crashes: a traceback, a signal, a step that outlives ``--timeout``, or an exit status the step
   never uses on purpose (``upgrade``: 0, and 2 for files it could not process; ``check``: 0-2);
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
@@ -143,11 +145,13 @@ def _peak_mib(usage: resource.struct_rusage) -> float:
     return usage.ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
 
 
-def run_step(name: str, command: list[str], cwd: Path, timeout_s: float) -> Step:
+def run_step(
+    name: str, command: list[str], cwd: Path, timeout_s: float, env: Optional[dict[str, str]] = None
+) -> Step:
     """Run one command; its exit status, wall time, and the peak RSS of its largest process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
-        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, start_new_session=True)
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, start_new_session=True, env=env)
         timed_out = False
         while True:
             # wait4, not Popen.wait: it returns the rusage of the child and the children it reaped.
@@ -244,10 +248,12 @@ def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, sc
     report.python_files = sum(path.endswith((".py", ".ipynb")) for path in original)
     options = ["--target-version", target, "-j", str(jobs)]
     tool = [python, "-m", "ms_migrate"]
+    # The tool's cache goes beside the copy, not into it (where it would count as a change); the
+    # second upgrade and check use it, as they would for a user.
+    env = {**os.environ, "MS_MIGRATE_CACHE_DIR": str(scratch / "ms_migrate_cache")}
+    step = partial(run_step, cwd=copy, timeout_s=timeout_s, env=env)
 
-    first = _record(
-        report, run_step("upgrade", [*tool, "upgrade", *options, "--format", "json", "."], copy, timeout_s)
-    )
+    first = _record(report, step("upgrade", [*tool, "upgrade", *options, "--format", "json", "."]))
     after_first = snapshot(copy)
     changes = differences(original, after_first)
     report.changed_by_upgrade = sum(kind == "changed" for kind in changes.values())
@@ -265,7 +271,7 @@ def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, sc
 
     second = _record(
         report,
-        run_step("upgrade again", [*tool, "upgrade", *options, "--format", "json", "."], copy, timeout_s),
+        step("upgrade again", [*tool, "upgrade", *options, "--format", "json", "."]),
     )
     after_second = snapshot(copy)
     again = differences(after_first, after_second)
@@ -273,7 +279,7 @@ def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, sc
     if reported_rewrites(second.stdout) - set(again):
         report.notes.append("the second upgrade reports rewrites in files it did not change")
 
-    _record(report, run_step("check", [*tool, "check", *options, "."], copy, timeout_s))
+    _record(report, step("check", [*tool, "check", *options, "."]))
     report.changed_unreported += [
         f"{path}: {kind} by check" for path, kind in differences(after_second, snapshot(copy)).items()
     ]

@@ -13,10 +13,12 @@ or instantiate a class by name, and only those are parsed (with ``ast``), once e
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional, Union
 
@@ -180,6 +182,58 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
     return facts
 
 
+def call_names(data: bytes) -> set[str]:
+    """The capitalised names a file's bytes call (``Name(``), as the index finds its classes'
+    instantiations: a file that gains such a call may change what the index answers."""
+    return {name.decode("ascii", "replace") for name in _CALL.findall(data)}
+
+
+@dataclass
+class Consulted:
+    """What of the other files of a run went into one file's answers, so that a cache can tell
+    whether they still hold once some files changed (``ProjectIndex.tracking``).
+
+    ``files``: the files whose facts were read (absolute paths, as the run named them);
+    ``names``: the classes whose instantiations were looked for in every file (a file that now
+    calls one may change the answer); ``modules``: whether an import was matched against the
+    run's paths (an added or removed file may change it); ``everything``: an answer that came
+    from somewhere the record cannot name.
+    """
+
+    files: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    modules: bool = False
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.names or self.modules or self.everything)
+
+
+class _RunFiles:
+    """The run's Python files, resolved on first need: most runs never ask (a path's resolve()
+    costs a system call per component, and every worker holds the whole list)."""
+
+    def __init__(self, paths: tuple[Path, ...]) -> None:
+        self._given = paths
+
+    @cached_property
+    def given(self) -> dict[Path, Path]:
+        """Resolved path -> the path as the run named it."""
+        return {path.resolve(): path for path in self._given if path.suffix == ".py"}
+
+    @cached_property
+    def paths(self) -> list[Path]:
+        return list(self.given)
+
+    @cached_property
+    def path_set(self) -> frozenset[Path]:
+        return frozenset(self.paths)
+
+    def named(self, path: Path) -> Optional[str]:
+        given = self.given.get(path)
+        return os.path.abspath(given) if given is not None else None
+
+
 Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file being migrated)
 
 
@@ -203,9 +257,8 @@ class ProjectIndex:
     """
 
     def __init__(self, paths: Sequence[Path] = ()) -> None:
-        self._paths = [path.resolve() for path in paths if path.suffix == ".py"]
-        self._path_set = frozenset(self._paths)
         # Shared by every view (with_local copies references): the run's files are read once.
+        self._run = _RunFiles(tuple(paths))
         self._calls: dict[str, list[Path]] = {}
         self._scanned: list[bool] = [False]
         self._facts: dict[Path, FileFacts] = {}
@@ -214,6 +267,20 @@ class ProjectIndex:
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
         self._local_tree: Optional[ast.Module] = None
+        self._consulted = Consulted()
+
+    def tracking(self) -> ProjectIndex:
+        """A view that records in ``consulted`` what of the other files of the run its answers
+        used (the views ``with_local`` makes from it record there too): a result that used
+        nothing may change only when its own file does."""
+        view = ProjectIndex.__new__(ProjectIndex)
+        view.__dict__.update(self.__dict__)
+        view._consulted = Consulted()
+        return view
+
+    @property
+    def consulted(self) -> Consulted:
+        return self._consulted
 
     def with_local(
         self, text: str, path: Optional[Path] = None, tree: Optional[ast.Module] = None
@@ -241,17 +308,22 @@ class ProjectIndex:
         if self._scanned[0]:
             return
         self._scanned[0] = True
-        for path in self._paths:
+        for path in self._run.paths:
             try:
                 data = path.read_bytes()
             except OSError:
                 continue
-            for name in set(_CALL.findall(data)):
-                self._calls.setdefault(name.decode("ascii", "replace"), []).append(path)
+            for name in call_names(data):
+                self._calls.setdefault(name, []).append(path)
 
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
             return self.local
+        named = self._run.named(path)
+        if named is None:
+            self._consulted.everything = True
+        else:
+            self._consulted.files.add(named)
         if path not in self._facts:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
@@ -262,6 +334,7 @@ class ProjectIndex:
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
+        self._consulted.modules = True
         key = (module, level, importer.parent if importer is not None else None)
         if key not in self._modules:
             self._modules[key] = self._find_module_files(module, level, importer)
@@ -274,11 +347,11 @@ class ProjectIndex:
             for _ in range(level - 1):
                 base = base.parent
             wanted = [base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")]
-            return [path for path in wanted if path in self._path_set]
+            return [path for path in wanted if path in self._run.path_set]
         if not parts:
             return []
         tail = ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
-        found = [path for path in self._paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
+        found = [path for path in self._run.paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
         if len(found) > 1 and importer is not None:
             best = max(_common_prefix(path, importer) for path in found)
             found = [path for path in found if _common_prefix(path, importer) == best]
@@ -376,6 +449,7 @@ class ProjectIndex:
         found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
             (None, call) for call in self.local.calls.get(owner.name, [])
         ]
+        self._consulted.names.add(owner.name)
         for path in self._calls.get(owner.name, []):
             if path == self._local_path:
                 continue

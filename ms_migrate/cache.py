@@ -1,0 +1,363 @@
+"""Results of earlier runs, reused while nothing that decides them has changed.
+
+A file's result (its diagnostics and its fixed text) depends on its bytes; on the run's settings
+(the tool's code, the target, the kinds of rules run, ``select``, ``ignore``, per-file ignores);
+and, for most MS101 sites, on other files of the run (the network class a train step is built
+with, see ``analysis.project``). Each file has one entry per settings, named by a digest of the
+settings and the file's absolute path, which holds the digest of the bytes it was made from. A
+result that read other files also holds what it read of them (``Dependencies``), and the run
+state (every file's digest) it was last known to hold in. Each run keeps its state, so the next
+one knows which files changed since: such a result is reused unless a file it read changed, a
+changed file now instantiates a class it looked for, or files were added or removed where it
+matched an import against the run's paths. Editing one file of a model zoo thus redoes that file
+and the train steps that depend on it, not every train step of the zoo.
+
+Entries live in ``.ms_migrate_cache/`` at the project root (beside the nearest
+``pyproject.toml``, else in the working directory), which holds a ``.gitignore`` of ``*`` as
+ruff's cache does. They are JSON, not pickle: a cache directory that came with a checkout must
+not be able to run code. A write is atomic (a temporary file, then ``os.replace``), so a reader
+never sees half an entry, and an entry that cannot be read or decoded is a miss, never an error.
+Like ``sources``, this module touches the filesystem, but only its own directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Optional
+
+from ms_migrate import __version__
+from ms_migrate.config import Config
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.versions import Version
+
+DIRECTORY = ".ms_migrate_cache"
+DIRECTORY_VARIABLE = "MS_MIGRATE_CACHE_DIR"  # a folder to use instead (tests, read-only trees)
+_GITIGNORE = "# Created by ms-migrate: its cache is never committed.\n*\n"
+_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# ms-migrate's cache (bford.info/cachedir)\n"
+_PACKAGE = Path(__file__).parent
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def cache_directory(start: Path) -> Path:
+    """``MS_MIGRATE_CACHE_DIR`` if set; else ``.ms_migrate_cache`` in the nearest folder at or
+    above ``start`` that holds a pyproject.toml (up to the repository root); else in the cwd."""
+    chosen = os.environ.get(DIRECTORY_VARIABLE)
+    if chosen:
+        return Path(chosen)
+    folder = Path(os.path.abspath(start))
+    if not folder.is_dir():
+        folder = folder.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate / DIRECTORY
+        if (candidate / ".git").exists():
+            break
+    return Path.cwd() / DIRECTORY
+
+
+def _stats(folders: Iterable[Path], pattern: str = "*") -> list[str]:
+    """Name, size and modification time of every file under ``folders``: a change to the tool's
+    code or data shows here without reading a byte (an edited checkout keeps its version)."""
+    found = []
+    for folder in folders:
+        for directory, subdirs, files in os.walk(folder):
+            subdirs[:] = sorted(name for name in subdirs if name != "__pycache__")
+            for name in sorted(files):
+                if not Path(name).match(pattern) or name.endswith((".pyc", ".pyo")):
+                    continue
+                try:
+                    info = os.stat(os.path.join(directory, name))
+                except OSError:
+                    continue
+                found.append(f"{directory}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    return found
+
+
+def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: bool = True) -> str:
+    """Everything besides the file itself that decides its result."""
+    from ms_migrate.data import _PACKAGED, _SOURCE_TREE
+
+    user_rules = [
+        Path(folder) for folder in os.environ.get("MS_MIGRATE_RULES_PATH", "").split(os.pathsep) if folder
+    ]
+    parts = [
+        __version__,
+        sys.implementation.cache_tag or "",  # another Python may parse or fail differently
+        *_stats([_PACKAGE]),
+        *_stats([folder for folder in (_PACKAGED, _SOURCE_TREE) if folder.is_dir()]),
+        *_stats(user_rules, "*.py"),
+        str(target),
+        ",".join(kinds),
+        "fixes" if fix else "findings only",
+        repr(config.select),
+        repr(config.ignore),
+        repr(sorted(config.per_file_ignores.items())),
+        str(config.root),
+    ]
+    return content_digest("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
+@dataclass
+class RunState:
+    """Every file of a run (absolute path -> digest of its bytes); ``id`` names the whole."""
+
+    digests: dict[str, str]
+
+    @cached_property
+    def id(self) -> str:
+        text = "\0".join(f"{path}\0{digest}" for path, digest in sorted(self.digests.items()))
+        return content_digest(text.encode("utf-8", "surrogateescape"))
+
+
+@dataclass
+class Changes:
+    """How the files of this run (``now``) differ from the state the previous run kept."""
+
+    now: RunState
+    before: Optional[RunState]
+    calls: dict[str, set[str]]  # for each Python file changed since ``before``: the names it calls
+
+    @cached_property
+    def same_paths(self) -> bool:
+        return self.before is not None and self.before.digests.keys() == self.now.digests.keys()
+
+    @cached_property
+    def names_called(self) -> set[str]:
+        """Every name a changed file calls now."""
+        assert self.before is not None
+        changed = (
+            path for path, digest in self.now.digests.items() if self.before.digests.get(path) != digest
+        )
+        return {name for path in changed for name in self.calls.get(path, ())}
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What a result read of the other files of its run (see ``analysis.project.Consulted``),
+    and the id of a run state it holds in."""
+
+    state: str
+    files: dict[str, str]  # absolute path -> digest, of each file whose facts it read
+    names: frozenset[str] = frozenset()
+    modules: bool = False
+    everything: bool = False
+
+    def holds(self, changes: Changes) -> bool:
+        """Whether the result still holds in the run state ``changes.now``."""
+        now, before = changes.now, changes.before
+        if any(now.digests.get(path) != digest for path, digest in self.files.items()):
+            return False
+        if self.state == now.id:
+            return True
+        if self.everything or before is None or self.state != before.id:
+            return False  # no record of what changed since the state it holds in
+        if self.modules and not changes.same_paths:
+            return False
+        # A file that called one of `names` before was read: its digest was checked above.
+        return not self.names & changes.names_called
+
+
+@dataclass(frozen=True)
+class CachedResult:
+    """What a run found in one file: all that is needed to report it again, or to write it."""
+
+    after: Optional[str]  # the fixed text; None when unchanged
+    diagnostics: tuple[Diagnostic, ...]
+    fixed: int
+    locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
+
+
+class CorruptEntry(ValueError):
+    pass
+
+
+@dataclass
+class Cache:
+    """The entries for one settings digest under ``directory``; ``hits`` and ``stored`` count
+    this run's reads and writes."""
+
+    directory: Path
+    settings: str
+    hits: int = 0
+    stored: int = 0
+    _writable: bool = True
+    _made: set[Path] = field(default_factory=set)
+
+    def _entry(self, path: Path) -> Path:
+        key = content_digest(f"{self.settings}\0{os.path.abspath(path)}".encode("utf-8", "surrogateescape"))
+        return self.directory / __version__ / key[:2] / key[2:]
+
+    def load(self, path: Path, digest: str) -> Optional[tuple[CachedResult, Optional[Dependencies]]]:
+        """The entry of ``path`` if it was made from bytes with ``digest``, and what it read of
+        other files (None: nothing); None when there is no usable entry."""
+        try:
+            data = json.loads(self._entry(path).read_bytes())
+            if not isinstance(data, dict) or data.get("digest") != digest:
+                return None
+            return _decode(data), _decode_dependencies(data["project"])
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return None  # no entry, or a corrupt one: the file is processed, the entry replaced
+
+    def store(
+        self, path: Path, digest: str, result: CachedResult, dependencies: Optional[Dependencies]
+    ) -> None:
+        """Keep ``result`` for ``path``; a cache that cannot be written is given up silently."""
+        project = None if dependencies is None else _encode_dependencies(dependencies)
+        self.stored += self._write(
+            self._entry(path), {"digest": digest, "project": project, **_encode(result)}
+        )
+
+    def _state_file(self) -> Path:
+        return self.directory / __version__ / f"state-{self.settings}"
+
+    def load_state(self) -> Optional[RunState]:
+        """The run state the last run with these settings kept; None if there is none to read."""
+        try:
+            data = json.loads(self._state_file().read_bytes())
+            if not isinstance(data, dict) or not all(
+                isinstance(key, str) and isinstance(value, str) for key, value in data.items()
+            ):
+                return None
+            return RunState(data)
+        except (OSError, ValueError):
+            return None
+
+    def store_state(self, state: RunState) -> None:
+        self._write(self._state_file(), state.digests)
+
+    def _write(self, path: Path, data: Any) -> bool:
+        if not self._writable:
+            return False
+        try:
+            if path.parent not in self._made:
+                self._prepare(path.parent)
+            _write_atomically(path, json.dumps(data).encode("ascii"))  # ASCII: any str goes
+        except OSError:
+            self._writable = False  # a read-only tree, a full disk: run without the cache
+        return self._writable
+
+    def _prepare(self, folder: Path) -> None:
+        if not self._made:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+                if not (self.directory / name).exists():
+                    _write_atomically(self.directory / name, text.encode())
+        folder.mkdir(parents=True, exist_ok=True)
+        self._made.add(folder)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Readers, and concurrent runs, see the old entry or the new one, never a part."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+# --- JSON form of a result ---------------------------------------------------------------------
+
+
+def _encode(result: CachedResult) -> dict[str, Any]:
+    fixes: list[Fix] = []
+    for item in result.diagnostics:
+        if item.fix is not None and item.fix not in fixes:
+            fixes.append(item.fix)  # MS101 gives every converted site of a file the same fix
+    return {
+        "after": result.after,
+        "fixed": result.fixed,
+        "fixes": [
+            [[[*edit.start, *edit.end, edit.replacement] for edit in fix.edits], fix.safety, fix.description]
+            for fix in fixes
+        ],
+        "diagnostics": [
+            [
+                item.code,
+                item.line,
+                item.col,
+                *item.end,
+                item.message,
+                item.severity.value,
+                None if item.fix is None else fixes.index(item.fix),
+            ]
+            for item in result.diagnostics
+        ],
+        "locations": sorted(result.locations.items()),
+    }
+
+
+def _encode_dependencies(dependencies: Dependencies) -> dict[str, Any]:
+    return {
+        "state": dependencies.state,
+        "files": dependencies.files,
+        "names": sorted(dependencies.names),
+        "modules": dependencies.modules,
+        "everything": dependencies.everything,
+    }
+
+
+def _decode_dependencies(data: Any) -> Optional[Dependencies]:
+    if data is None:
+        return None
+    files = {_str(path): _str(digest) for path, digest in data["files"].items()}
+    flags = [data["modules"], data["everything"]]
+    if not all(isinstance(flag, bool) for flag in flags):
+        raise CorruptEntry(repr(flags))
+    return Dependencies(_str(data["state"]), files, frozenset(_str(name) for name in data["names"]), *flags)
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CorruptEntry(repr(value))
+    return value
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise CorruptEntry(repr(value))
+    return value
+
+
+def _decode(data: dict[str, Any]) -> CachedResult:
+    fixes = [
+        Fix(
+            tuple(Edit((_int(a), _int(b)), (_int(c), _int(d)), _str(text)) for a, b, c, d, text in edits),
+            _str(safety),
+            _str(description),
+        )
+        for edits, safety, description in data["fixes"]
+    ]
+    diagnostics = tuple(
+        Diagnostic(
+            _str(code),
+            _int(line),
+            _int(col),
+            (_int(end_line), _int(end_col)),
+            _str(message),
+            Severity(severity),
+            None if fix is None else fixes[_int(fix)],
+        )
+        for code, line, col, end_line, end_col, message, severity, fix in data["diagnostics"]
+    )
+    after = data["after"]
+    return CachedResult(
+        None if after is None else _str(after),
+        diagnostics,
+        _int(data["fixed"]),
+        {_int(line): _str(where) for line, where in data["locations"]},
+    )

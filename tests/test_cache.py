@@ -1,0 +1,209 @@
+"""The cache of earlier results: a rerun parses nothing, anything that decides a result is part
+of its key, a corrupt entry is a miss, and --no-cache writes nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ms_migrate import parsing
+from ms_migrate.cache import DIRECTORY, DIRECTORY_VARIABLE
+from ms_migrate.cli import main
+from tests.fixture_cases import FIXTURES
+from tests.test_speed_keeps_results import NETWORKS, STEP, TRAIN
+
+LEGACY = FIXTURES / "ms101" / "cell_get_by_list.py"
+TWO_INPUTS = FIXTURES / "ms101" / "get_all_two_inputs.py"
+
+
+def _tree(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(LEGACY, root / "step.py")
+    shutil.copy(TWO_INPUTS, root / "two.py")
+    (root / "modern.py").write_text("import mindspore as ms\n\ngrad_fn = ms.value_and_grad(lambda x: x)\n")
+    (root / "plain.py").write_text("x = 1\n")
+    return root
+
+
+def _check(*args: str) -> tuple[int, str, int]:
+    """Exit code, stdout and the number of files the engine parsed, of `check -j 1` in-process."""
+    parsed = parsing.prechecks
+    result = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.8", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, parsing.prechecks - parsed
+
+
+def _entries(cache: Path) -> list[Path]:
+    """The files' entries (under two-letter folders), not the run state beside them."""
+    return [path for path in cache.rglob("*") if path.is_file() and len(path.parent.name) == 2]
+
+
+def test_a_rerun_parses_nothing_and_an_edited_file_misses(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    first = _check(str(tree))
+    assert first[2] > 0
+    assert _check(str(tree)) == (*first[:2], 0)
+    with (tree / "two.py").open("a") as stream:
+        stream.write("# edited\n")
+    alone = _check("--no-cache", str(tree / "two.py"))[2]
+    assert _check(str(tree)) == (*first[:2], alone), "only the edited file is parsed again"
+
+
+def test_the_cache_is_at_the_project_root_and_git_ignores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(DIRECTORY_VARIABLE)
+    project = tmp_path / "project"
+    _tree(project / "src")
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    _check(str(project / "src"))
+    assert (project / DIRECTORY / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert len(_entries(project / DIRECTORY)) == 3  # plain.py is not worth an entry
+    elsewhere = tmp_path / "elsewhere"  # no pyproject.toml at or above it: the working directory
+    _tree(elsewhere)
+    monkeypatch.chdir(project)
+    _check(str(elsewhere))
+    assert not (elsewhere / DIRECTORY).exists()
+    assert len(_entries(project / DIRECTORY)) == 6
+
+
+def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
+    tree = _tree(tmp_path / "tree")
+    for command in (["check"], ["upgrade", "--dry-run"], ["upgrade"]):
+        result = CliRunner().invoke(main, [*command, "--no-cache", "--target-version", "2.8", str(tree)])
+        assert result.exit_code in (0, 1), result.output
+    assert (tree / "step.py").read_text() != LEGACY.read_text()
+    assert not cache.exists()
+
+
+def test_a_corrupt_entry_is_a_miss_and_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
+    tree = _tree(tmp_path / "tree")
+    first = _check(str(tree))
+    entries = sorted(_entries(cache))
+    assert len(entries) == 3  # the files some rule reads: plain.py costs nothing to redo
+    good = json.loads(entries[0].read_text())
+    wrong_types = {**good, "fixed": "many", "diagnostics": [[1, 2, 3]]}
+    entries[0].write_bytes(b"\x00not json")
+    entries[1].write_text(json.dumps(wrong_types))
+    entries[2].write_text(entries[2].read_text()[:-10])  # cut off mid-write
+    assert _check(str(tree)) == first
+    assert _check(str(tree)) == (*first[:2], 0), "the entries were written again"
+
+
+def _project(root: Path) -> Path:
+    """src/step.py's train step differentiates a network whose class train.py and networks.py
+    name: with a `*inputs` construct, GRAPH mode needs it left alone (MSR015); with a fixed one
+    it converts. Neither file is step.py."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "__init__.py").write_text("")
+    (root / "src" / "step.py").write_text(STEP)
+    (root / "src" / "networks.py").write_text(NETWORKS)
+    (root / "train.py").write_text(TRAIN)
+    (root / "other.py").write_text("import mindspore as ms\n\ngrad_fn = ms.grad(lambda x: x)\n")
+    return root
+
+
+def test_a_result_that_read_another_file_misses_when_that_file_changes(tmp_path: Path) -> None:
+    tree = _project(tmp_path / "tree")
+    assert "MSR015" in _check(str(tree))[1]
+    assert _check(str(tree))[2] == 0
+    (tree / "src" / "networks.py").write_text(NETWORKS.replace("*inputs", "x").replace("inputs[0]", "x"))
+    fresh = _check("--no-cache", str(tree))
+    assert "MSR015" not in fresh[1] and "MS101" in fresh[1]
+    assert _check(str(tree))[:2] == fresh[:2]
+
+
+def test_a_result_that_read_other_files_stays_while_they_do(tmp_path: Path) -> None:
+    tree = _project(tmp_path / "tree")
+    _check(str(tree))
+    with (tree / "other.py").open("a") as stream:
+        stream.write("# edited\n")
+    alone = _check("--no-cache", str(tree / "other.py"))[2]
+    assert _check(str(tree))[2] == alone, "step.py read networks.py and train.py, not other.py"
+
+
+def test_a_file_that_now_builds_the_class_a_result_looked_for_misses(tmp_path: Path) -> None:
+    tree = _project(tmp_path / "tree")
+    (tree / "src" / "networks.py").write_text(
+        NETWORKS + "\n\nclass FixedLoss(nn.Cell):\n    def construct(self, x):\n        return x\n"
+    )
+    (tree / "train.py").write_text(TRAIN.replace("StarLoss", "FixedLoss"))
+    assert "MSR015" not in _check(str(tree))[1]
+    (tree / "other.py").write_text(TRAIN)  # a second train step, built with the *inputs network
+    fresh = _check("--no-cache", str(tree))
+    assert "MSR015" in fresh[1]
+    assert _check(str(tree))[:2] == fresh[:2]
+
+
+def test_an_added_file_that_an_import_now_finds_misses(tmp_path: Path) -> None:
+    tree = _project(tmp_path / "tree")
+    (tree / "src" / "networks.py").unlink()
+    before = _check(str(tree))
+    (tree / "src" / "networks.py").write_text(NETWORKS)
+    fresh = _check("--no-cache", str(tree))
+    assert fresh[1] != before[1]
+    assert _check(str(tree))[:2] == fresh[:2]
+
+
+def test_a_corrupt_run_state_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
+    tree = _project(tmp_path / "tree")
+    first = _check(str(tree))
+    (state,) = cache.rglob("state-*")
+    with (tree / "other.py").open("a") as stream:
+        stream.write("# edited\n")
+    state.write_text('{"broken": 1')
+    assert _check(str(tree))[:2] == first[:2]
+    state.write_text(json.dumps({"digests": ["not", "a", "table"]}))
+    assert _check(str(tree))[:2] == first[:2]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--target-version", "2.0"], ["--select", "MS2"], ["--ignore", "MS101"], ["--format", "json"]],
+    ids=["target", "select", "ignore", "format"],
+)
+def test_options_that_change_results_do_not_reuse_them(tmp_path: Path, options: list[str]) -> None:
+    tree = _tree(tmp_path / "tree")
+    _check(str(tree))
+    fresh = CliRunner().invoke(
+        main, ["check", "-j", "1", "--target-version", "2.8", "--no-cache", *options, str(tree)]
+    )
+    cached = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.8", *options, str(tree)])
+    assert (cached.exit_code, cached.stdout) == (fresh.exit_code, fresh.stdout)
+
+
+def test_per_file_ignores_are_part_of_the_key(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    _check(str(tree))
+    (tree / "pyproject.toml").write_text('[tool.ms-migrate]\nper-file-ignores = { "step.py" = ["MS101"] }\n')
+    fresh = _check("--no-cache", str(tree))
+    assert f"{tree / 'step.py'}:" not in fresh[1]
+    assert _check(str(tree))[:2] == fresh[:2]
+
+
+def test_a_file_whose_rule_failed_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "ms901_broken.py").write_text(
+        "from ms_migrate.rules.base import Rule\n\n\n"
+        "class Broken(Rule):\n    code = 'MS901'\n    title = 'always fails'\n    prefilter = ('BROKEN',)\n\n"
+        "    def check(self, ctx):\n        raise RuntimeError('bug')\n"
+    )
+    monkeypatch.setenv("MS_MIGRATE_RULES_PATH", str(rules))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "broken.py").write_text("BROKEN = 1\n")
+    (tree / "fine.py").write_text("import mindspore as ms\n\ngrad_fn = ms.grad(lambda x: x)\n")
+    first = _check(str(tree))
+    assert "MSR099" in first[1]
+    assert _check(str(tree))[2] == 1, "the file whose rule failed is processed again, the other not"

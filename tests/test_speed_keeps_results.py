@@ -1,0 +1,124 @@
+"""Speed never changes results: one tree checked and upgraded (--dry-run) serially, with two
+workers and from a warm cache gives the same findings, the same diff and the same exit code."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ms_migrate import parsing, runner
+from ms_migrate.cli import main
+from tests.fixture_cases import FIXTURES
+
+NOTEBOOKS = Path(__file__).parent / "notebooks"
+PLAIN = "import numpy as np\n\n\ndef scale(x):\n    return np.sum(x) * 2\n"
+# MS101 needs the train step's network class, which another file builds: the step's result
+# depends on networks.py and train.py, not on its own bytes only.
+NETWORKS = (
+    "import mindspore.nn as nn\n\n\nclass StarLoss(nn.Cell):\n    def construct(self, *inputs):\n"
+    "        return inputs[0]\n"
+)
+TRAIN = (
+    "from src.networks import StarLoss\nfrom src.step import TrainStep\n\n"
+    "step = TrainStep(StarLoss(), None)\n"
+)
+STEP = """import mindspore.nn as nn
+from mindspore.ops import composite as C
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, *inputs):
+        loss = self.network(*inputs)
+        grads = self.grad(self.network, self.optimizer.parameters)(*inputs)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def build_tree(root: Path) -> Path:
+    """About 40 files: every third MS101 fixture (syntax error, BOM, CRLF and refusals among
+    them), the downgrade fixtures, a notebook, a three-file project and files no rule reads."""
+    root.mkdir(parents=True, exist_ok=True)
+    inputs = sorted(
+        path for path in (FIXTURES / "ms101").glob("*.py") if not path.name.endswith(".expected.py")
+    )
+    for path in [*inputs[::3], *(FIXTURES / "downgrade").glob("*_1_9.py")]:
+        shutil.copy(path, root / path.name)
+    shutil.copy(NOTEBOOKS / "tutorial.ipynb", root / "tutorial.ipynb")
+    (root / "src").mkdir()
+    for name, text in {"__init__.py": "", "networks.py": NETWORKS, "step.py": STEP}.items():
+        (root / "src" / name).write_text(text)
+    (root / "train.py").write_text(TRAIN)
+    for index in range(10):
+        (root / f"plain_{index}.py").write_text(PLAIN)
+    return root
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result: Result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_jobs_and_a_warm_cache_give_the_results_of_a_serial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pools: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        pools.append(len(args[1]))
+        return map_in_workers(*args, **kwargs)
+
+    map_in_workers = runner.map_in_workers
+    monkeypatch.setattr(runner, "map_in_workers", counted)
+    monkeypatch.setattr(runner, "available_cores", lambda: 2)  # -j 2 starts a pool on any machine
+    tree = build_tree(tmp_path)
+    for command in (["check"], ["upgrade", "--dry-run"]):
+        options = [*command, "--target-version", "2.8"]
+        serial = run(*options, "-j", "1", "--no-cache", str(tree))
+        assert serial[1], "the tree must give findings or a diff to compare"
+        assert run(*options, "-j", "2", "--no-cache", str(tree)) == serial
+        # Only the files some rule's prefilter lets through go to the workers.
+        assert len(pools) == 1 and 4 <= pools[0] < 40, pools
+        pools.clear()
+        # check fills the cache (in workers); upgrade finds it full: both run the same rules.
+        assert run(*options, "-j", "2", str(tree)) == serial
+        assert len(pools) == (1 if command == ["check"] else 0), pools
+        pools.clear()
+        parsed = parsing.prechecks
+        assert run(*options, "-j", "1", str(tree)) == serial  # from the cache
+        assert parsing.prechecks == parsed, "a rerun over an unchanged tree parsed a file"
+        assert run(*options, str(tree)) == serial  # the default: every core, from the cache
+        assert pools == [], "a run with nothing to parse started workers"
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_upgrade_writes_the_same_files_from_the_cache(tmp_path: Path) -> None:
+    original = build_tree(tmp_path / "original")
+    cached, fresh = tmp_path / "cached", tmp_path / "fresh"
+    shutil.copytree(original, cached)
+    shutil.copytree(original, fresh)
+    options = ["--target-version", "2.8", "-j", "1"]
+    run("upgrade", "--dry-run", *options, str(cached))  # fills the cache
+    parsed = parsing.prechecks
+    code = run("upgrade", *options, str(cached))[0]
+    assert parsing.prechecks == parsed, "the rewrites came from the cache"
+    assert code == run("upgrade", *options, "--no-cache", str(fresh))[0]
+    assert _contents(cached) == _contents(fresh) != _contents(original)
