@@ -65,14 +65,16 @@ def run_rules(
         return FileResult(text)
     project = project or ProjectIndex()
     diagnostics = _collect(_context(text, target, path, project, fix), applicable)
-    fixes = _non_overlapping(diagnostics) if fix else []
+    fixes = _non_overlapping(diagnostics)
+    if not fix:  # reporting only: what a fix would supersede is not reported either
+        return FileResult(text, _superseded_dropped(diagnostics, [d for d in diagnostics if d.fix in fixes]))
     if not fixes:
         return FileResult(text, diagnostics)
     new_text = apply_edits(text, tuple(edit for item in fixes for edit in item.edits))
     problem = _validate(new_text, target, applicable, path, project)
     fixed = [item for item in diagnostics if item.fix in fixes]
     if problem is None:
-        return FileResult(new_text, diagnostics, fixed)
+        return FileResult(new_text, _superseded_dropped(diagnostics, fixed), fixed)
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
     notes = all_notes()
     kept = [
@@ -123,6 +125,20 @@ def _collect(context: FileContext, rules: Sequence[Rule]) -> list[Diagnostic]:
             continue
         found += [item for item in diagnostics if not context.suppressed(item.code, item.line)]
     return _ordered(found)
+
+
+def _superseded_dropped(diagnostics: list[Diagnostic], fixed: list[Diagnostic]) -> list[Diagnostic]:
+    """Without another rule's unfixed finding at the very place a fix was applied: that fix
+    rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where MS301
+    downgraded the call)."""
+    places = {(item.line, item.col): item.code for item in fixed}
+    kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
+
+    def superseded(item: Diagnostic) -> bool:
+        code = places.get((item.line, item.col), item.code)
+        return item.fix is None and code != item.code and item.code not in kept_anyway
+
+    return [item for item in diagnostics if not superseded(item)]
 
 
 def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -13,7 +13,10 @@ from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
 from ms_migrate.versions import Version
 
 TOP_LEVEL = {"mindspore.value_and_grad": "value_and_grad", "mindspore.grad": "grad"}
-BEFORE_1_8 = "before 1.8 only GradOperation takes weights: rewrite the step with it (not automated yet)"
+BEFORE_1_8 = (
+    "before 1.8 only GradOperation takes weights: rewrite the step with it "
+    "(`ms-migrate downgrade` does, for value_and_grad(fn, None, weights): MS301)"
+)
 
 
 class FunctionalApiTooNew(Rule):

@@ -1,0 +1,335 @@
+"""MS301: `value_and_grad(fn, None, weights[, has_aux=True])` for a MindSpore older than 1.8."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from ms_migrate.analysis.names import FUNCTION_TYPES, NameResolver, all_names, module_reference
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.reasons import Reason, registry
+from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
+
+VALUE_AND_GRAD = frozenset({"mindspore.value_and_grad", "mindspore.ops.value_and_grad"})
+Scope = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]
+
+REASONS = registry(
+    Reason(
+        "MSR020",
+        "downgrade-shape",
+        "this value_and_grad is not in a shape the downgrade converts",
+        "Below MindSpore 1.8 only GradOperation exists. The downgrade converts "
+        "`grad_fn = value_and_grad(fn, None, weights[, has_aux=True])` where `fn` is a `def` of the "
+        "same scope with plain positional parameters, and `grad_fn` is only called, with those "
+        "parameters, positionally. Other shapes (input gradients, return_ids, sens_param, a grad "
+        "function passed around) are left for a hand conversion, with the detail saying which "
+        "condition failed.",
+    ),
+)
+
+BEFORE = """\
+import mindspore as ms
+
+
+def train(model, loss_fn, optimizer, data, label):
+    def forward_fn(x, y):
+        logits = model(x)
+        return loss_fn(logits, y), logits
+
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+    (loss, _), grads = grad_fn(data, label)
+    optimizer(grads)
+    return loss
+"""
+
+
+class ValueAndGradToGradOperation(Rule):
+    """`mindspore.value_and_grad` and `mindspore.ops.value_and_grad` do not exist before 1.8.
+
+    The exact 1.x form is the one `nn.TrainOneStepCell` uses: a Cell that runs the forward and
+    then `GradOperation(get_by_list=True)` on the same forward Cell, with `set_grad()` called on
+    it. Measured on MindSpore 2.10 CPU, where both APIs exist, with BatchNorm and Dropout, over
+    three steps in PYNATIVE and GRAPH mode: losses, gradients, parameters, optimizer moments and
+    BatchNorm statistics are bit-identical. Any other form runs the forward twice in one of the
+    modes: two separate calls from Python compile two graphs in GRAPH mode, and PYNATIVE reuses
+    the recorded forward only of a `set_grad()` Cell.
+
+    `has_aux=True` becomes a forward Cell returning `(out[0],) + ops.stop_gradient(out[1:])`:
+    GradOperation differentiates the sum of all outputs, and the auxiliaries then add nothing,
+    as with has_aux. The call's result keeps its structure, `(outputs, grads)`.
+    The functional API: https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.value_and_grad.html
+    """
+
+    code = "MS301"
+    title = "value_and_grad for MindSpore before 1.8 becomes GradOperation in a Cell"
+    kind = "downgrade"
+    severity = Severity.ERROR
+    targets = VersionRange(high="1.8")
+    prefilter = ("value_and_grad",)
+    reasons = REASONS
+    examples = Examples(
+        valid=(Example("import mindspore as ms\ngrad = ms.ops.GradOperation(get_by_list=True)\n", "1.7"),),
+        invalid=(Example(BEFORE, "1.7"),),
+    )
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+        resolver = NameResolver.for_module(ctx.tree)
+        taken = all_names(ctx.tree)
+        for call in _value_and_grad_calls(ctx):
+            site = _site(parents, call)
+            if isinstance(site, str):
+                yield REASONS["MSR020"].at(call.lineno, site)
+                continue
+            fix = _rewrite(ctx, resolver, site, taken)
+            if isinstance(fix, str):
+                yield REASONS["MSR020"].at(call.lineno, fix)
+                continue
+            aux = ", has_aux=True" if site.has_aux else ""
+            message = (
+                f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
+                f"value_and_grad({site.function.name}, None, weights{aux}) -> GradOperation in a Cell "
+                "that runs the forward once"
+            )
+            yield self.diagnostic(call.func, message, fix)
+
+
+def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and ctx.qualified_name(node.func) in VALUE_AND_GRAD:
+            yield node
+
+
+@dataclass(frozen=True)
+class _Site:
+    statement: ast.Assign  # grad_fn = value_and_grad(...)
+    scope: Scope
+    call: ast.Call
+    function: Union[ast.FunctionDef, ast.AsyncFunctionDef]  # fn
+    weights: ast.expr
+    has_aux: bool
+
+
+def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]:
+    current = parents.get(node)
+    while current is not None and not isinstance(current, (ast.Module, *FUNCTION_TYPES)):
+        if isinstance(current, (ast.ClassDef, ast.Lambda)):
+            return None
+        current = parents.get(current)
+    return current
+
+
+def _bindings(scope: Scope, name: str) -> list[ast.AST]:
+    """Statements of ``scope`` (not of nested functions) that bind ``name``."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(scope.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            if node.name == name:
+                found.append(node)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if _binds(node, name):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]) == name
+    return isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+
+
+def _returns(function: ast.AST) -> list[ast.Return]:
+    found: list[ast.Return] = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _arguments(call: ast.Call) -> Optional[tuple[ast.expr, ast.expr, ast.expr, bool]]:
+    """(fn, grad_position, weights, has_aux) as written, or None when they are not plain."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 3:
+        return None
+    names = ("fn", "grad_position", "weights")
+    given: dict[str, ast.expr] = dict(zip(names, call.args))
+    has_aux = False
+    for keyword in call.keywords:
+        if keyword.arg in names and keyword.arg not in given:
+            given[keyword.arg] = keyword.value
+        elif keyword.arg == "has_aux" and isinstance(keyword.value, ast.Constant):
+            has_aux = keyword.value.value is True
+            if keyword.value.value not in (True, False):
+                return None
+        else:
+            return None
+    if set(given) != set(names):
+        return None
+    return given["fn"], given["grad_position"], given["weights"], has_aux
+
+
+def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
+    """The site, or why it is not in the shape converted (MSR020's detail)."""
+    statement = parents.get(call)
+    if not (
+        isinstance(statement, ast.Assign)
+        and statement.value is call
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return "not assigned to a name (`grad_fn = value_and_grad(...)`)"
+    scope = _scope_of(parents, statement)
+    if scope is None:
+        return "inside a class body or a lambda"
+    arguments = _arguments(call)
+    if arguments is None:
+        return "arguments other than fn, grad_position=None, weights and a literal has_aux"
+    fn, position, weights, has_aux = arguments
+    if not (isinstance(position, ast.Constant) and position.value is None):
+        return "input gradients (grad_position is not None)"
+    if not isinstance(fn, ast.Name):
+        return "the differentiated function is not a name"
+    definitions = _bindings(scope, fn.id)
+    function = definitions[0] if len(definitions) == 1 else None
+    if not isinstance(function, FUNCTION_TYPES) or isinstance(function, ast.AsyncFunctionDef):
+        return f"`{fn.id}` is not one `def` of this scope"
+    parameters = function.args
+    if parameters.posonlyargs or parameters.kwonlyargs or parameters.vararg or parameters.kwarg:
+        return f"`{fn.id}` takes more than plain positional parameters"
+    if parameters.defaults or not parameters.args:
+        return f"`{fn.id}` has defaults or no parameters"
+    if has_aux and not all(
+        isinstance(item.value, ast.Tuple) and len(item.value.elts) >= 2 for item in _returns(function)
+    ):
+        return f"has_aux=True, and `{fn.id}` does not always return a tuple of two or more"
+    grad_fn = statement.targets[0].id
+    if len(_bindings(scope, grad_fn)) != 1:
+        return f"`{grad_fn}` is bound more than once"
+    count = len(parameters.args)
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Name) and node.id == grad_fn) or node is statement.targets[0]:
+            continue
+        use = parents.get(node)
+        if not (
+            isinstance(use, ast.Call)
+            and use.func is node
+            and not use.keywords
+            and len(use.args) == count
+            and not any(isinstance(arg, ast.Starred) for arg in use.args)
+        ):
+            called = f"called with {count} positional argument(s)"
+            return f"`{grad_fn}` is used other than {called} (line {node.lineno})"
+    return _Site(statement, scope, call, function, weights, has_aux)
+
+
+def _free(base: str, taken: set[str]) -> str:
+    name, counter = base, 1
+    while name in taken:
+        counter += 1
+        name = f"{base}{counter}"
+    taken.add(name)
+    return name
+
+
+def _rewrite(ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[str]) -> Union[Fix, str]:
+    scopes = [site.scope] if isinstance(site.scope, FUNCTION_TYPES) else []
+    reference = module_reference(resolver, taken, "mindspore", scopes)
+    if reference is None:
+        return "no free name for mindspore"
+    params = [arg.arg for arg in site.function.args.args]
+    if {"self", "fn", "forward", "weights", "out", "outputs", "grads"} & set(params):
+        return f"`{site.function.name}` has a parameter named like the generated Cell's attributes"
+    forward, step = _free("_Forward", taken), _free("_ValueAndGrad", taken)
+    lines = ctx.text.splitlines(keepends=True)
+    first = lines[site.statement.lineno - 1]
+    indent = first[: len(first) - len(first.lstrip())]
+    newline = "\r\n" if first.endswith("\r\n") else "\n"
+    classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux)
+    blank = 1 if scopes else 2  # pycodestyle: E306 in a function, E302/E305 at module level
+    body = (newline * blank).join(
+        "".join(indent + line if line.strip() else line for line in block.splitlines(keepends=True))
+        for block in classes
+    )
+    text = body.replace("\n", newline) + newline * blank
+    previous = lines[site.statement.lineno - 2] if site.statement.lineno > 1 else ""
+    if previous.strip() and not previous.rstrip().endswith(":"):
+        text = newline * blank + text
+    weights = ast.get_source_segment(ctx.text, site.weights) or ""
+    call = site.call
+    end = call.end_lineno or call.lineno
+    edits = [
+        Edit((site.statement.lineno, 0), (site.statement.lineno, 0), text),
+        Edit(
+            (call.lineno, _column(lines, call.lineno, call.col_offset)),
+            (end, _column(lines, end, call.end_col_offset or 0)),
+            f"{step}({forward}({site.function.name}), {weights})",
+        ),
+    ]
+    if reference.new_import is not None:
+        edits.append(_import_edit(ctx.tree, lines, reference.new_import, newline))
+    return Fix(tuple(edits), "exact", "GradOperation in a Cell that runs the forward once")
+
+
+def _column(lines: list[str], line: int, byte_offset: int) -> int:
+    """ast's UTF-8 byte offset as a character column."""
+    return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+
+
+def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> list[str]:
+    if has_aux:
+        # GradOperation differentiates the sum of the outputs: the auxiliaries must add nothing.
+        body = f"out = self.fn({params})\n        return (out[0],) + {ms}.ops.stop_gradient(out[1:])\n"
+    else:
+        body = f"return self.fn({params})\n"
+    return [
+        f"class {forward}({ms}.nn.Cell):\n"
+        '    """The function as a Cell: GradOperation reuses its recorded forward."""\n'
+        "\n"
+        "    def __init__(self, fn):\n"
+        "        super().__init__()\n"
+        "        self.fn = fn\n"
+        "\n"
+        f"    def construct(self, {params}):\n"
+        f"        {body}",
+        f"class {step}({ms}.nn.Cell):\n"
+        '    """value_and_grad(fn, None, weights) before MindSpore 1.8."""\n'
+        "\n"
+        "    def __init__(self, forward, weights):\n"
+        "        super().__init__()\n"
+        "        self.forward = forward\n"
+        "        self.forward.set_grad()\n"
+        "        self.weights = weights\n"
+        f"        self.grad = {ms}.ops.GradOperation(get_by_list=True)\n"
+        "\n"
+        f"    def construct(self, {params}):\n"
+        f"        outputs = self.forward({params})\n"
+        f"        grads = self.grad(self.forward, self.weights)({params})\n"
+        "        return outputs, grads\n",
+    ]
+
+
+def _import_edit(tree: ast.Module, lines: list[str], local: str, newline: str) -> Edit:
+    """`import mindspore [as local]` after the module's last top-level import (or its docstring)."""
+    statement = "import mindspore" if local == "mindspore" else f"import mindspore as {local}"
+    after = 0
+    for index, node in enumerate(tree.body):
+        docstring = index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if docstring or isinstance(node, (ast.Import, ast.ImportFrom)):
+            after = node.end_lineno or node.lineno
+        else:
+            break
+    return Edit((after + 1, 0), (after + 1, 0), statement + newline)
