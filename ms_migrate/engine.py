@@ -128,15 +128,27 @@ def _collect(context: FileContext, rules: Sequence[Rule]) -> list[Diagnostic]:
 
 
 def _superseded_dropped(diagnostics: list[Diagnostic], fixed: list[Diagnostic]) -> list[Diagnostic]:
-    """Without another rule's unfixed finding at the very place a fix was applied: that fix
-    rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where MS301
-    downgraded the call)."""
+    """Without another rule's unfixed finding at the very place a fix was applied, or in text a fix
+    deleted: that fix rewrote the code the finding was about (MS201's "no value_and_grad before
+    2.0" where MS301 downgraded the call and dropped its import)."""
     places = {(item.line, item.col): item.code for item in fixed}
+    # Text a fix deleted (an import that nothing uses any more), with the rule that deleted it.
+    deleted = [
+        (edit.start, edit.end, item.code)
+        for item in fixed
+        if item.fix is not None
+        for edit in item.fix.edits
+        if not edit.replacement and edit.start < edit.end
+    ]
     kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
 
     def superseded(item: Diagnostic) -> bool:
-        code = places.get((item.line, item.col), item.code)
-        return item.fix is None and code != item.code and item.code not in kept_anyway
+        if item.fix is not None or item.code in kept_anyway:
+            return False
+        if places.get((item.line, item.col), item.code) != item.code:
+            return True
+        where = (item.line, item.col)
+        return any(start <= where < end and code != item.code for start, end, code in deleted)
 
     return [item for item in diagnostics if not superseded(item)]
 

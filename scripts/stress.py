@@ -1,6 +1,6 @@
 """Stress ms-migrate on a real tree: what should never happen, and what it costs.
 
-    python scripts/stress.py [--target-version 2.8] [-j 2] [--format text|json] TREE
+    python scripts/stress.py [--target-version 2.8] [--command upgrade|downgrade] [-j 2] TREE
 
 TREE is copied to a temporary directory (without ``.git``; TREE itself is never written); on the
 copy this runs ``ms-migrate upgrade``, ``upgrade`` again and ``ms-migrate check`` (``python -m
@@ -42,7 +42,13 @@ from typing import Any, Optional
 
 # Exit statuses each step uses on purpose (cli.py): anything else is a crash. A Python exception
 # escaping click exits 1, which `upgrade` without --dry-run or --verify never does on purpose.
-EXPECTED_EXIT = {"upgrade": {0, 2}, "upgrade again": {0, 2}, "check": {0, 1, 2}}
+EXPECTED_EXIT = {
+    "upgrade": {0, 2},
+    "upgrade again": {0, 2},
+    "downgrade": {0, 2},
+    "downgrade again": {0, 2},
+    "check": {0, 1, 2},
+}
 DEFAULT_STEP_TIMEOUT_S = 3600.0
 _SUMMARY = re.compile(
     r"(?P<changed>\d+) files? changed \((?P<checked>\d+) checked\), (?P<converted>\d+) sites? converted, "
@@ -237,7 +243,16 @@ def _check_rewrites(report: Report, tree: Path, copy: Path, changes: dict[str, s
             report.notes.append(f"{path}: rewritten though the original does not compile either ({problem})")
 
 
-def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, scratch: Path) -> Report:
+def stress(
+    tree: Path,
+    target: str,
+    jobs: int,
+    python: str,
+    timeout_s: float,
+    scratch: Path,
+    command: str = "upgrade",
+) -> Report:
+    """Run ``command`` (upgrade or downgrade), the same again, and check over a copy of ``tree``."""
     report = Report(str(tree), target, jobs)
     copy = scratch / tree.resolve().name
     started = time.monotonic()
@@ -253,7 +268,7 @@ def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, sc
     env = {**os.environ, "MS_MIGRATE_CACHE_DIR": str(scratch / "ms_migrate_cache")}
     step = partial(run_step, cwd=copy, timeout_s=timeout_s, env=env)
 
-    first = _record(report, step("upgrade", [*tool, "upgrade", *options, "--format", "json", "."]))
+    first = _record(report, step(command, [*tool, command, *options, "--format", "json", "."]))
     after_first = snapshot(copy)
     changes = differences(original, after_first)
     report.changed_by_upgrade = sum(kind == "changed" for kind in changes.values())
@@ -271,7 +286,7 @@ def stress(tree: Path, target: str, jobs: int, python: str, timeout_s: float, sc
 
     second = _record(
         report,
-        step("upgrade again", [*tool, "upgrade", *options, "--format", "json", "."]),
+        step(f"{command} again", [*tool, command, *options, "--format", "json", "."]),
     )
     after_second = snapshot(copy)
     again = differences(after_first, after_second)
@@ -334,6 +349,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs ms_migrate")
     parser.add_argument("--timeout", type=float, default=DEFAULT_STEP_TIMEOUT_S, help="seconds per step")
+    parser.add_argument("--command", choices=["upgrade", "downgrade"], default="upgrade")
     arguments = parser.parse_args(argv)
     if not arguments.tree.is_dir():
         parser.error(f"{arguments.tree} is not a directory")
@@ -345,6 +361,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             arguments.python,
             arguments.timeout,
             Path(scratch),
+            arguments.command,
         )
     if arguments.format == "json":
         data = {**asdict(report), "problems": report.problems}

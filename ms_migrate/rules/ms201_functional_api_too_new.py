@@ -60,7 +60,7 @@ class FunctionalApiTooNew(Rule):
                 for alias in moved:
                     where = "mindspore.ops" if has_ops else BEFORE_1_8
                     yield self.diagnostic(
-                        node,
+                        alias,
                         f"`from mindspore import {alias.name}` fails at import before MindSpore 2.0 "
                         f"(target {ctx.target}); use {where}",
                         fix,

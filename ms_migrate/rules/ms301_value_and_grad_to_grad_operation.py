@@ -76,25 +76,40 @@ class ValueAndGradToGradOperation(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        """A refusal per site that is not in the converted shape; the others share one fix, which
+        also drops a `from mindspore import value_and_grad` that nothing uses any more."""
         parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
         resolver = NameResolver.for_module(ctx.tree)
         taken = all_names(ctx.tree)
+        found: list[Diagnostic] = []
+        converted: list[tuple[ast.Call, _Site]] = []
+        edits: list[Edit] = []
+        new_import: Optional[str] = None
         for call in _value_and_grad_calls(ctx):
             site = _site(parents, call)
-            if isinstance(site, str):
-                yield REASONS["MSR020"].at(call.lineno, site)
+            rewritten = site if isinstance(site, str) else _rewrite(ctx, resolver, site, taken, new_import)
+            if isinstance(rewritten, str):
+                found.append(REASONS["MSR020"].at(call.lineno, rewritten))
                 continue
-            fix = _rewrite(ctx, resolver, site, taken)
-            if isinstance(fix, str):
-                yield REASONS["MSR020"].at(call.lineno, fix)
-                continue
-            aux = ", has_aux=True" if site.has_aux else ""
-            message = (
-                f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
-                f"value_and_grad({site.function.name}, None, weights{aux}) -> GradOperation in a Cell "
-                "that runs the forward once"
-            )
-            yield self.diagnostic(call.func, message, fix)
+            site_edits, new_import = rewritten
+            edits += site_edits
+            converted.append((call, site))  # type: ignore[arg-type]
+        if converted:
+            lines = ctx.text.splitlines(keepends=True)
+            edits += _dead_imports(ctx.tree, lines, {id(call.func) for call, _ in converted})
+            if new_import is not None:
+                # Last: inserted at the same place as a class, it lands above it.
+                edits.append(_import_edit(ctx.tree, lines, new_import, _newline(lines)))
+            fix = Fix(tuple(edits), "exact", "GradOperation in a Cell that runs the forward once")
+            for call, site in converted:
+                aux = ", has_aux=True" if site.has_aux else ""
+                message = (
+                    f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
+                    f"value_and_grad({site.function.name}, None, weights{aux}) -> GradOperation in a Cell "
+                    "that runs the forward once"
+                )
+                found.append(self.diagnostic(call.func, message, fix))
+        yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
 def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
@@ -216,6 +231,10 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
         isinstance(item.value, ast.Tuple) and len(item.value.elts) >= 2 for item in _returns(function)
     ):
         return f"has_aux=True, and `{fn.id}` does not always return a tuple of two or more"
+    returned = [item.value for item in _returns(function) if isinstance(item.value, ast.Tuple)]
+    constant = any(isinstance(element, ast.Constant) for value in returned for element in value.elts[1:])
+    if has_aux and constant:
+        return f"has_aux=True, and `{fn.id}` returns a constant auxiliary output (not a tensor)"
     grad_fn = statement.targets[0].id
     if len(_bindings(scope, grad_fn)) != 1:
         return f"`{grad_fn}` is bound more than once"
@@ -245,9 +264,12 @@ def _free(base: str, taken: set[str]) -> str:
     return name
 
 
-def _rewrite(ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[str]) -> Union[Fix, str]:
+def _rewrite(
+    ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[str], pending: Optional[str]
+) -> Union[tuple[list[Edit], Optional[str]], str]:
+    """The edits for one site and the `import mindspore [as x]` the file then needs, or why not."""
     scopes = [site.scope] if isinstance(site.scope, FUNCTION_TYPES) else []
-    reference = module_reference(resolver, taken, "mindspore", scopes)
+    reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
         return "no free name for mindspore"
     params = [arg.arg for arg in site.function.args.args]
@@ -257,7 +279,7 @@ def _rewrite(ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[s
     lines = ctx.text.splitlines(keepends=True)
     first = lines[site.statement.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
-    newline = "\r\n" if first.endswith("\r\n") else "\n"
+    newline = _newline(lines)
     classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux)
     blank = 1 if scopes else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     body = (newline * blank).join(
@@ -279,9 +301,57 @@ def _rewrite(ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[s
             f"{step}({forward}({site.function.name}), {weights})",
         ),
     ]
-    if reference.new_import is not None:
-        edits.append(_import_edit(ctx.tree, lines, reference.new_import, newline))
-    return Fix(tuple(edits), "exact", "GradOperation in a Cell that runs the forward once")
+    return edits, reference.new_import or pending
+
+
+def _newline(lines: list[str]) -> str:
+    return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+
+
+def _dead_imports(tree: ast.Module, lines: list[str], converted: set[int]) -> list[Edit]:
+    """Edits dropping `value_and_grad` from `from mindspore[.ops] import ...` when every use of
+    the name is a converted call: the import itself fails before 2.0 (before 1.8 for .ops)."""
+    edits: list[Edit] = []
+    names = [node for node in ast.walk(tree) if isinstance(node, ast.Name)]
+    for node in tree.body:
+        if not (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module in ("mindspore", "mindspore.ops")
+        ):
+            continue
+        for index, alias in enumerate(node.names):
+            local = alias.asname or alias.name
+            uses = [name for name in names if name.id == local]
+            if alias.name != "value_and_grad" or not uses or any(id(use) not in converted for use in uses):
+                continue
+            edit = _alias_removal(lines, node, index)
+            if edit is not None:
+                edits.append(edit)
+    return edits
+
+
+def _alias_removal(lines: list[str], node: ast.ImportFrom, index: int) -> Optional[Edit]:
+    """The edit that removes one name from an import: the whole line when it is the only one."""
+    end_line = node.end_lineno or node.lineno
+    if len(node.names) == 1:
+        last = lines[end_line - 1]
+        alone = node.col_offset == 0 and _column(lines, end_line, node.end_col_offset or 0) == len(
+            last.rstrip("\r\n")
+        )
+        return Edit((node.lineno, 0), (end_line + 1, 0), "") if alone else None
+    aliases = node.names
+
+    def start(alias: ast.alias) -> tuple[int, int]:
+        return (alias.lineno, _column(lines, alias.lineno, alias.col_offset))
+
+    def end(alias: ast.alias) -> tuple[int, int]:
+        line = alias.end_lineno or alias.lineno
+        return (line, _column(lines, line, alias.end_col_offset or 0))
+
+    if index + 1 < len(aliases):
+        return Edit(start(aliases[index]), start(aliases[index + 1]), "")
+    return Edit(end(aliases[index - 1]), end(aliases[index]), "")
 
 
 def _column(lines: list[str], line: int, byte_offset: int) -> int:
@@ -323,10 +393,16 @@ def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> li
 
 
 def _import_edit(tree: ast.Module, lines: list[str], local: str, newline: str) -> Edit:
-    """`import mindspore [as local]` after the module's last top-level import (or its docstring)."""
+    """`import mindspore [as local]` where isort puts it: before the file's first MindSpore import
+    (`import x` sorts before `from x import`), else after its last top-level import."""
     statement = "import mindspore" if local == "mindspore" else f"import mindspore as {local}"
     after = 0
     for index, node in enumerate(tree.body):
+        modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules = [node.module or ""]
+        if node.col_offset == 0 and any(module.split(".")[0] == "mindspore" for module in modules):
+            return Edit((node.lineno, 0), (node.lineno, 0), statement + newline)
         docstring = index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         if docstring or isinstance(node, (ast.Import, ast.ImportFrom)):
             after = node.end_lineno or node.lineno
