@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import FUNCTION_TYPES, NameResolver, all_names, module_reference
+from ms_migrate.analysis.project import last_name
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
@@ -105,7 +106,7 @@ class ValueAndGradToGradOperation(Rule):
                 aux = ", has_aux=True" if site.has_aux else ""
                 message = (
                     f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
-                    f"value_and_grad({site.function.name}, None, weights{aux}) -> GradOperation in a Cell "
+                    f"value_and_grad({ast.unparse(site.fn)}, None, weights{aux}) -> GradOperation in a Cell "
                     "that runs the forward once"
                 )
                 found.append(self.diagnostic(call.func, message, fix))
@@ -120,12 +121,15 @@ def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
 
 @dataclass(frozen=True)
 class _Site:
-    statement: ast.Assign  # grad_fn = value_and_grad(...)
-    scope: Scope
+    statement: ast.Assign  # grad_fn = value_and_grad(...) or self.grad_fn = ... in __init__
     call: ast.Call
-    function: Union[ast.FunctionDef, ast.AsyncFunctionDef]  # fn
+    function: Union[ast.FunctionDef, ast.AsyncFunctionDef]  # fn, or the method self.fn names
+    fn: ast.expr  # `forward_fn` or `self.forward`
+    params: tuple[str, ...]  # what the grad function is called with (a method's, less self)
     weights: ast.expr
     has_aux: bool
+    before: ast.stmt  # the generated classes go right above this statement, at its indentation
+    scope: Optional[ast.FunctionDef]  # the function they are defined in; None: module level
 
 
 def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]:
@@ -200,47 +204,152 @@ def _arguments(call: ast.Call) -> Optional[tuple[ast.expr, ast.expr, ast.expr, b
 def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
     """The site, or why it is not in the shape converted (MSR020's detail)."""
     statement = parents.get(call)
-    if not (
-        isinstance(statement, ast.Assign)
-        and statement.value is call
-        and len(statement.targets) == 1
-        and isinstance(statement.targets[0], ast.Name)
-    ):
+    if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
         return "not assigned to a name (`grad_fn = value_and_grad(...)`)"
-    scope = _scope_of(parents, statement)
-    if scope is None:
-        return "inside a class body or a lambda"
     arguments = _arguments(call)
     if arguments is None:
         return "arguments other than fn, grad_position=None, weights and a literal has_aux"
     fn, position, weights, has_aux = arguments
     if not (isinstance(position, ast.Constant) and position.value is None):
         return "input gradients (grad_position is not None)"
+    target = statement.targets[0]
+    if isinstance(target, ast.Name):
+        return _function_site(parents, statement, call, fn, weights, has_aux)
+    if _is_self_attribute(target):
+        return _attribute_site(parents, statement, call, fn, weights, has_aux)
+    return "not assigned to a name or to self.<name>"
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _function_site(
+    parents: dict[ast.AST, ast.AST],
+    statement: ast.Assign,
+    call: ast.Call,
+    fn: ast.expr,
+    weights: ast.expr,
+    has_aux: bool,
+) -> Union[_Site, str]:
+    """`grad_fn = value_and_grad(forward_fn, None, weights)`, forward_fn a def of the same scope."""
+    scope = _scope_of(parents, statement)
+    if scope is None:
+        return "inside a class body or a lambda"
     if not isinstance(fn, ast.Name):
-        return "the differentiated function is not a name"
+        return "the differentiated function is not a name or self.<method>"
     definitions = _bindings(scope, fn.id)
     function = definitions[0] if len(definitions) == 1 else None
-    if not isinstance(function, FUNCTION_TYPES) or isinstance(function, ast.AsyncFunctionDef):
+    if not isinstance(function, ast.FunctionDef):
         return f"`{fn.id}` is not one `def` of this scope"
-    parameters = function.args
-    if parameters.posonlyargs or parameters.kwonlyargs or parameters.vararg or parameters.kwarg:
-        return f"`{fn.id}` takes more than plain positional parameters"
-    if parameters.defaults or not parameters.args:
-        return f"`{fn.id}` has defaults or no parameters"
-    if has_aux and not all(
-        isinstance(item.value, ast.Tuple) and len(item.value.elts) >= 2 for item in _returns(function)
-    ):
-        return f"has_aux=True, and `{fn.id}` does not always return a tuple of two or more"
-    returned = [item.value for item in _returns(function) if isinstance(item.value, ast.Tuple)]
-    constant = any(isinstance(element, ast.Constant) for value in returned for element in value.elts[1:])
-    if has_aux and constant:
-        return f"has_aux=True, and `{fn.id}` returns a constant auxiliary output (not a tensor)"
-    grad_fn = statement.targets[0].id
+    problem = _signature_problem(function, fn.id, has_aux, method=False)
+    if problem:
+        return problem
+    params = tuple(arg.arg for arg in function.args.args)
+    grad_fn = statement.targets[0].id  # type: ignore[attr-defined]
     if len(_bindings(scope, grad_fn)) != 1:
         return f"`{grad_fn}` is bound more than once"
-    count = len(parameters.args)
-    for node in ast.walk(scope):
-        if not (isinstance(node, ast.Name) and node.id == grad_fn) or node is statement.targets[0]:
+    mentions = [node for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == grad_fn]
+    problem = _calls_only(parents, mentions, statement.targets[0], f"`{grad_fn}`", len(params))
+    if problem:
+        return problem
+    local = scope if isinstance(scope, ast.FunctionDef) else None
+    return _Site(statement, call, function, fn, params, weights, has_aux, statement, local)
+
+
+def _attribute_site(
+    parents: dict[ast.AST, ast.AST],
+    statement: ast.Assign,
+    call: ast.Call,
+    fn: ast.expr,
+    weights: ast.expr,
+    has_aux: bool,
+) -> Union[_Site, str]:
+    """`self.grad_fn = value_and_grad(self.forward, None, weights)` in `__init__` of a plain class
+    (a trainer, not a Cell), forward a method of that class, and `self.grad_fn` only called there."""
+    init = parents.get(statement)
+    class_def = parents.get(init) if init is not None else None
+    if not (
+        isinstance(init, ast.FunctionDef)
+        and init.name == "__init__"
+        and isinstance(class_def, ast.ClassDef)
+        and isinstance(parents.get(class_def), ast.Module)
+    ):
+        return "self.<name> assigned outside the __init__ of a module-level class"
+    if any(last_name(base) != "object" for base in class_def.bases) or class_def.keywords:
+        # Measured: a Cell holding the generated Cell renames the parameters (checkpoint keys
+        # gain a `grad_fn.` prefix); a plain class renames nothing.
+        return f"{class_def.name} has a base class (a Cell would rename its parameters)"
+    if not _is_self_attribute(fn):
+        return "the differentiated function is not a name or self.<method>"
+    method_name = fn.attr  # type: ignore[attr-defined]
+    methods = [item for item in class_def.body if isinstance(item, FUNCTION_TYPES)]
+    named = [item for item in methods if item.name == method_name]
+    function = named[0] if len(named) == 1 else None
+    if not isinstance(function, ast.FunctionDef) or _assigned_on_self(class_def, method_name):
+        return f"`self.{method_name}` is not one method of {class_def.name}"
+    problem = _signature_problem(function, f"self.{method_name}", has_aux, method=True)
+    if problem:
+        return problem
+    params = tuple(arg.arg for arg in function.args.args[1:])
+    grad_fn = statement.targets[0].attr  # type: ignore[attr-defined]
+    if _assigned_on_self(class_def, grad_fn) > 1:
+        return f"`self.{grad_fn}` is assigned more than once"
+    module = parents[class_def]
+    subclasses = [
+        node.name
+        for node in ast.walk(module)
+        if isinstance(node, ast.ClassDef) and class_def.name in {last_name(base) for base in node.bases}
+    ]
+    if subclasses:
+        return f"{subclasses[0]} subclasses {class_def.name} and may use `self.{grad_fn}`"
+    mentions = [
+        node for node in ast.walk(class_def) if _is_self_attribute(node) and node.attr == grad_fn  # type: ignore[attr-defined]
+    ]
+    problem = _calls_only(parents, mentions, statement.targets[0], f"`self.{grad_fn}`", len(params))
+    if problem:
+        return problem
+    before = class_def.decorator_list[0] if class_def.decorator_list else class_def
+    return _Site(statement, call, function, fn, params, weights, has_aux, before, None)  # type: ignore[arg-type]
+
+
+def _assigned_on_self(class_def: ast.ClassDef, name: str) -> int:
+    return sum(
+        1
+        for node in ast.walk(class_def)
+        if _is_self_attribute(node) and node.attr == name and isinstance(node.ctx, ast.Store)  # type: ignore[attr-defined]
+    )
+
+
+def _signature_problem(function: ast.FunctionDef, spelled: str, has_aux: bool, method: bool) -> Optional[str]:
+    """Why the differentiated function's parameters or returns are not in the converted shape."""
+    parameters = function.args
+    if parameters.posonlyargs or parameters.kwonlyargs or parameters.vararg or parameters.kwarg:
+        return f"`{spelled}` takes more than plain positional parameters"
+    plain = parameters.args[1:] if method else parameters.args
+    if parameters.defaults or not plain or (method and parameters.args[0].arg != "self"):
+        return f"`{spelled}` has defaults or no parameters"
+    if {arg.arg for arg in plain} & _RESERVED:
+        return f"`{spelled}` has a parameter named like the generated Cell's attributes"
+    if not has_aux:
+        return None
+    returned = [item.value for item in _returns(function)]
+    if not returned or not all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for value in returned):
+        return f"has_aux=True, and `{spelled}` does not always return a tuple of two or more"
+    if any(isinstance(element, ast.Constant) for value in returned for element in value.elts[1:]):  # type: ignore[union-attr]
+        return f"has_aux=True, and `{spelled}` returns a constant auxiliary output (not a tensor)"
+    return None
+
+
+_RESERVED = frozenset({"self", "fn", "forward", "weights", "out", "outputs", "grads"})
+
+
+def _calls_only(
+    parents: dict[ast.AST, ast.AST], mentions: list[ast.AST], target: ast.AST, spelled: str, count: int
+) -> Optional[str]:
+    """Why a mention of the grad function is not a call with ``count`` positional arguments."""
+    for node in mentions:
+        if node is target:
             continue
         use = parents.get(node)
         if not (
@@ -251,8 +360,8 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
             and not any(isinstance(arg, ast.Starred) for arg in use.args)
         ):
             called = f"called with {count} positional argument(s)"
-            return f"`{grad_fn}` is used other than {called} (line {node.lineno})"
-    return _Site(statement, scope, call, function, weights, has_aux)
+            return f"{spelled} is used other than {called} (line {node.lineno})"  # type: ignore[attr-defined]
+    return None
 
 
 def _free(base: str, taken: set[str]) -> str:
@@ -268,37 +377,36 @@ def _rewrite(
     ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[str], pending: Optional[str]
 ) -> Union[tuple[list[Edit], Optional[str]], str]:
     """The edits for one site and the `import mindspore [as x]` the file then needs, or why not."""
-    scopes = [site.scope] if isinstance(site.scope, FUNCTION_TYPES) else []
+    scopes = [site.scope] if site.scope is not None else []
     reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
         return "no free name for mindspore"
-    params = [arg.arg for arg in site.function.args.args]
-    if {"self", "fn", "forward", "weights", "out", "outputs", "grads"} & set(params):
-        return f"`{site.function.name}` has a parameter named like the generated Cell's attributes"
+    params = list(site.params)
     forward, step = _free("_Forward", taken), _free("_ValueAndGrad", taken)
     lines = ctx.text.splitlines(keepends=True)
-    first = lines[site.statement.lineno - 1]
+    first = lines[site.before.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
     newline = _newline(lines)
     classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux)
-    blank = 1 if scopes else 2  # pycodestyle: E306 in a function, E302/E305 at module level
+    blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     body = (newline * blank).join(
         "".join(indent + line if line.strip() else line for line in block.splitlines(keepends=True))
         for block in classes
     )
     text = body.replace("\n", newline) + newline * blank
-    previous = lines[site.statement.lineno - 2] if site.statement.lineno > 1 else ""
+    previous = lines[site.before.lineno - 2] if site.before.lineno > 1 else ""
     if previous.strip() and not previous.rstrip().endswith(":"):
         text = newline * blank + text
     weights = ast.get_source_segment(ctx.text, site.weights) or ""
+    fn = ast.get_source_segment(ctx.text, site.fn) or ""
     call = site.call
     end = call.end_lineno or call.lineno
     edits = [
-        Edit((site.statement.lineno, 0), (site.statement.lineno, 0), text),
+        Edit((site.before.lineno, 0), (site.before.lineno, 0), text),
         Edit(
             (call.lineno, _column(lines, call.lineno, call.col_offset)),
             (end, _column(lines, end, call.end_col_offset or 0)),
-            f"{step}({forward}({site.function.name}), {weights})",
+            f"{step}({forward}({fn}), {weights})",
         ),
     ]
     return edits, reference.new_import or pending
