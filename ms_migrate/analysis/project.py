@@ -365,7 +365,6 @@ class ProjectIndex:
             return own
         if name not in facts.imports:
             return []
-        self._scan()
         module, level, original = facts.imports[name]
         importer = where if where is not None else self._local_path
         found: list[Located] = []
