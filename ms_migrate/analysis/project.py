@@ -36,15 +36,22 @@ class ClassFacts:
     assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere, and the methods
 
 
+Calls = dict[str, list[tuple[list[set[str]], dict[str, set[str]]]]]
+
+
 @dataclass
 class FileFacts:
     classes: list[ClassFacts] = field(default_factory=list)
     # `from module import name as local`: local -> (module, level, name)
     imports: dict[str, tuple[str, int, str]] = field(default_factory=dict)
-    # class name -> one entry per call: (positional argument classes, keyword argument classes)
-    calls: dict[str, list[tuple[list[set[str]], dict[str, set[str]]]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
+    tree: Optional[ast.Module] = field(default=None, repr=False)  # until ``calls`` is built
+
+    @cached_property
+    def calls(self) -> Calls:
+        """Class name -> one entry per call: (positional argument classes, keyword argument
+        classes). Built on first need: most files are asked only for their classes and imports."""
+        tree, self.tree = self.tree, None
+        return _calls(tree) if tree is not None else defaultdict(list)
 
 
 def last_name(node: ast.AST) -> Optional[str]:
@@ -133,6 +140,12 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 facts.imports[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+    facts.tree = tree
+    return facts
+
+
+def _calls(tree: ast.Module) -> Calls:
+    calls: Calls = defaultdict(list)
     for scope in _scopes(tree):
         nodes = list(_own_nodes(scope))
         # variable -> (line, class it was built from, or "?") for each assignment, in line order
@@ -178,8 +191,8 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
             keywords = {
                 keyword.arg: classes_of(keyword.value, callee) for keyword in node.keywords if keyword.arg
             }
-            facts.calls[callee].append((positional, keywords))
-    return facts
+            calls[callee].append((positional, keywords))
+    return calls
 
 
 def call_names(data: bytes) -> set[str]:
@@ -228,6 +241,14 @@ class _RunFiles:
     @cached_property
     def path_set(self) -> frozenset[Path]:
         return frozenset(self.paths)
+
+    @cached_property
+    def by_module_name(self) -> dict[str, list[Path]]:
+        """`b` -> the run's `.../b.py` and `.../b/__init__.py`, in run order."""
+        found: dict[str, list[Path]] = defaultdict(list)
+        for path in self.paths:
+            found[path.parent.name if path.name == "__init__.py" else path.stem].append(path)
+        return found
 
     def named(self, path: Path) -> Optional[str]:
         given = self.given.get(path)
@@ -351,7 +372,8 @@ class ProjectIndex:
         if not parts:
             return []
         tail = ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
-        found = [path for path in self._run.paths if path.as_posix().endswith(tuple("/" + t for t in tail))]
+        candidates = self._run.by_module_name.get(parts[-1], [])
+        found = [path for path in candidates if path.as_posix().endswith(tuple("/" + t for t in tail))]
         if len(found) > 1 and importer is not None:
             best = max(_common_prefix(path, importer) for path in found)
             found = [path for path in found if _common_prefix(path, importer) == best]
