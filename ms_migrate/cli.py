@@ -23,13 +23,19 @@ import click
 from ms_migrate import __version__, sources
 from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.config import Config, ConfigError, load_config
-from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
-from ms_migrate.interactive import Answer, ask
+from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
+from ms_migrate.interactive import review
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified, write_outcome
+from ms_migrate.runner import (
+    FileOutcome,
+    migrate_declining,
+    upgrade_files,
+    upgrade_files_verified,
+    write_outcome,
+)
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -220,7 +226,8 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
             "-i",
             "--interactive",
             is_flag=True,
-            help="Show each file's rewrite and ask whether to write it (y), skip it (n) or stop (q).",
+            help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
+            "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
         ),
     ]
     for option in reversed(options):
@@ -267,7 +274,9 @@ def _migrate(
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     if interactive and (dry_run or fmt != "text"):
-        raise click.UsageError("--interactive asks before each write: no --dry-run, no --format")
+        raise click.UsageError(
+            "--interactive asks before each write: it takes no --dry-run and only --format text"
+        )
     out, err = Stream(), Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
     reasons, notes = all_reasons(), all_notes()
@@ -320,12 +329,15 @@ def _migrate(
                 records += shown
                 if verify:
                     verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
-                answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
+                quit = False
+                if interactive:
+                    settings = _Settings(target, config, kinds, verify and not allow_unverified)
+                    quit = _ask_and_write(out, err, outcome, settings)
                 landed = _landed(outcome, dry_run)
                 summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
                 if outcome.written and not quiet:
                     err.print(f"Rewriting {display}")  # what pyupgrade's hook says
-                if answer is Answer.QUIT:
+                if quit:
                     _stop(outcomes)
                     err.print("stopped: the files not yet shown are unchanged")
                     break
@@ -342,16 +354,39 @@ def _migrate(
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
-def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome) -> Answer:
-    """--interactive: a rewrite that may be written is shown, and written if the user says so."""
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """What --interactive needs to migrate a file again with some sites declined."""
+
+    target: Version
+    config: Config
+    kinds: tuple[str, ...]
+    verified_whole: bool  # --verify without --allow-unverified: only a whole verified rewrite
+
+
+def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Settings) -> bool:
+    """--interactive: each site of a rewrite that may be written is shown and asked about; what
+    was accepted is written. True when the user quit."""
     if not outcome.changed or outcome.held_back:
-        return Answer.SKIP
-    answer = ask(out, outcome)
-    if answer is Answer.WRITE:
+        return False
+
+    def migrate(declined: frozenset[tuple[str, int]]) -> FileResult:
+        return migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
+
+    reviewed = review(out, outcome, migrate)
+    if reviewed.problem is not None:
+        err.print(f"{outcome.path}: not written: {reviewed.problem}")
+    elif reviewed.text is not None and reviewed.text != outcome.after and settings.verified_whole:
+        err.print(
+            f"{outcome.path}: not written: --verify proved the whole file's rewrite, not a part of it "
+            "(add --allow-unverified to write it)"
+        )
+    elif reviewed.text is not None:
+        outcome.after, outcome.fixed = reviewed.text, reviewed.converted
         write_outcome(outcome)
         if outcome.error:
             err.print(outcome.error)
-    return answer
+    return reviewed.quit
 
 
 def _stop(outcomes: Iterator[FileOutcome]) -> None:

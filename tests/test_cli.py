@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate.cli import main
+from ms_migrate.engine import UPGRADE_KINDS, migrate_text, rules_of_kind, run_rules
+from ms_migrate.versions import Version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
@@ -117,8 +120,11 @@ def test_allow_unverified_without_verify_is_a_usage_error(tmp_path: Path) -> Non
     assert step.read_text() == CLIP_STEP
 
 
+PROMPT = "Convert this site? [y]es, [n]o (leave it), [a]ll the rest of this file, [q]uit"
+
+
 def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_path: Path) -> None:
-    names = ("a.py", "b.py", "c.py", "d.py")
+    names = ("a.py", "b.py", "c.py", "d.py", "e.py")
     for name in names:
         shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / name)
     legacy = (tmp_path / "a.py").read_text()
@@ -128,20 +134,89 @@ def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_pat
     for name in ("a.py", "b.py", "c.py"):
         path = tmp_path / name
         assert f"+++ {path}" in result.stdout
-        assert f"Write {path}? [y]es, [n]o (skip it), [q]uit" in result.stdout
-    assert "d.py" not in result.output  # quit before it: not even migrated
+        assert f"{path}:14: MS101 GradOperation(get_by_list=True) -> ms.grad (site 1 of 1)" in result.stdout
+    assert result.stdout.count(PROMPT) == 3
+    assert "d.py" not in result.output and "e.py" not in result.output  # after the quit: not even migrated
     assert "GradOperation" not in (tmp_path / "a.py").read_text()
-    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 3
+    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 4
     assert result.stderr.count("Rewriting") == 1 and f"Rewriting {tmp_path / 'a.py'}\n" in result.stderr
     assert "stopped: the files not yet shown are unchanged" in result.stderr
+    # Only the files shown before the quit are counted, not the five of the run.
     assert "1 file changed (3 checked), 1 site converted" in result.stderr
 
     # The end of the input is a quit: nothing is written.
     ended = CliRunner().invoke(main, args, input="")
     assert ended.exit_code == 0 and (tmp_path / "b.py").read_text() == legacy
     assert "0 files changed (2 checked)" in ended.stderr  # a.py is already done, b.py asked
-    refused = CliRunner().invoke(main, ["upgrade", "-i", "--dry-run", str(tmp_path)])
-    assert refused.exit_code == 2 and "--interactive asks before each write" in refused.stderr
+
+
+def test_interactive_takes_only_text_output_and_no_dry_run(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "a.py")
+    message = "--interactive asks before each write: it takes no --dry-run and only --format text"
+    for extra in (["--dry-run"], ["--format", "json"]):
+        refused = CliRunner().invoke(main, ["upgrade", "-i", *extra, str(tmp_path)])
+        assert refused.exit_code == 2 and message in refused.stderr
+    accepted = CliRunner().invoke(main, ["upgrade", "-i", "--format", "text", str(tmp_path)], input="n\n")
+    assert accepted.exit_code == 0, accepted.output
+
+
+def _declined_by_comment(source: str, line: int) -> str:
+    """What upgrade writes when ``line`` carries an ignore comment, less the comment."""
+    comment = "  # ms-migrate: ignore[MS101]"
+    lines = source.splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1].rstrip("\n") + comment + "\n"
+    return migrate_text("".join(lines), Version(2, 8)).text.replace(comment, "")
+
+
+@pytest.mark.parametrize("answers, converted, declined", [("y\nn\n", 14, 30), ("n\ny\n", 30, 14)])
+def test_interactive_converts_only_the_accepted_site_of_a_file(
+    tmp_path: Path, answers: str, converted: int, declined: int
+) -> None:
+    step = tmp_path / "two_train_steps.py"
+    shutil.copy(FIXTURES / "two_train_steps.py", step)
+    source = step.read_text()
+    args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
+    result = CliRunner().invoke(main, args, input=answers)
+    assert result.exit_code == 0, result.output
+    # Each site's diff is that site alone: the other class is in neither.
+    for number, line in ((1, 14), (2, 30)):
+        heading = f"{step}:{line}: MS101 GradOperation(get_by_list=True) -> ms.grad (site {number} of 2)"
+        assert heading in result.stdout
+    assert result.stdout.count("-        self.grad = C.GradOperation(get_by_list=True)") == 2
+    assert result.stdout.count(PROMPT) == 2
+    written = step.read_text()
+    assert written == _declined_by_comment(source, declined)
+    assert written.count("C.GradOperation(get_by_list=True)") == 1 and written.count("ms.grad(") == 1
+    first, second = written.split("class SecondStep")
+    assert ("ms.grad(" in first) == (converted == 14) and ("ms.grad(" in second) == (converted == 30)
+    compile(written, str(step), "exec")
+    assert "1 file changed (1 checked), 1 site converted" in result.stderr
+    # A fixed point: the declined site, still declined where it is now, leaves nothing to change.
+    now = 1 + written.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
+    rules = rules_of_kind(UPGRADE_KINDS)
+    again = run_rules(written, Version(2, 8), rules, declined={("MS101", now)})
+    assert again.text == written and not again.fixed
+
+
+def test_interactive_all_the_rest_and_quit_in_a_file(tmp_path: Path) -> None:
+    step = tmp_path / "two_train_steps.py"
+    shutil.copy(FIXTURES / "two_train_steps.py", step)
+    source = step.read_text()
+    args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
+    quit = CliRunner().invoke(main, args, input="q\n")
+    assert quit.exit_code == 0 and quit.stdout.count(PROMPT) == 1
+    assert step.read_text() == source and "0 files changed (1 checked)" in quit.stderr
+    ended = CliRunner().invoke(main, args, input="")  # the end of the input: a quit
+    assert ended.exit_code == 0 and step.read_text() == source
+    # A quit keeps the answers already given in the file (as `git add -p` does).
+    first_only = CliRunner().invoke(main, args, input="y\nq\n")
+    assert first_only.exit_code == 0 and step.read_text() == _declined_by_comment(source, 30)
+    assert "stopped: the files not yet shown are unchanged" in first_only.stderr
+    step.write_text(source)
+    rest = CliRunner().invoke(main, args, input="a\n")
+    assert rest.exit_code == 0 and rest.stdout.count(PROMPT) == 1
+    assert step.read_text() == migrate_text(source, Version(2, 8)).text
+    assert "1 file changed (1 checked), 2 sites converted" in rest.stderr
 
 
 def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
