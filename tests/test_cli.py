@@ -361,6 +361,29 @@ def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machi
     assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stderr
 
 
+def test_downgrade_takes_its_target_from_the_option_the_config_or_the_pins_never_the_default(
+    tmp_path: Path,
+) -> None:
+    source = "import mindspore as ms\n\nh = ms.grad(net)\n"
+    path = tmp_path / "step.py"
+    path.write_text(source)
+    # No pin and no --target-version: the default (the newest) would leave every file as is.
+    refused = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert refused.exit_code == 2
+    assert "downgrade needs an older target: pass --target-version" in refused.stderr
+    shown = " ".join(CliRunner().invoke(main, ["downgrade", "--help"]).stdout.split())
+    assert "(default: the lowest the pins allow, else none: pass one)" in shown
+    (tmp_path / "pyproject.toml").write_text('[tool.ms-migrate]\ntarget-version = "1.9"\n')
+    configured = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert configured.exit_code == 1 and "+h = ms.ops.grad(net)" in configured.stdout
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "requirements.txt").write_text("mindspore>=1.9,<3\n")
+    pinned = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert pinned.exit_code == 1 and "+h = ms.ops.grad(net)" in pinned.stdout
+    assert "target MindSpore 1.9 (lowest allowed by requirements.txt" in pinned.stderr
+    assert path.read_text() == source
+
+
 def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path: Path) -> None:
     source = (
         "import mindspore as ms\nfrom mindspore import value_and_grad\n\n"
