@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ms_migrate import interactive
 from ms_migrate.cli import main
-from ms_migrate.engine import UPGRADE_KINDS, migrate_text, rules_of_kind, run_rules
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.engine import UPGRADE_KINDS, FileResult, migrate_text, rules_of_kind, run_rules
+from ms_migrate.reasons import INTERNAL_ERROR
+from ms_migrate.report import Stream
+from ms_migrate.runner import FileOutcome
 from ms_migrate.versions import Version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
@@ -406,3 +411,32 @@ def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path:
     result = run("downgrade", "--dry-run", "--target-version", "1.7", str(old))
     assert result.returncode == 0 and result.stdout == ""
     assert "only GradOperation takes weights" in result.stderr
+
+
+def _site(line: int) -> Diagnostic:
+    return Diagnostic("MS101", line, 0, (line, 1), f"site {line}", Severity.INFO)
+
+
+@pytest.mark.parametrize(
+    "last, problem",
+    [
+        (FileResult("a\nb\n", [INTERNAL_ERROR.at(2, "output does not compile")]), "output does not compile"),
+        (FileResult("A\nB\n", [], [_site(1), _site(2)]), "would change other sites than those accepted"),
+    ],
+)
+def test_interactive_writes_nothing_when_the_accepted_sites_do_not_stand_alone(
+    monkeypatch: pytest.MonkeyPatch, last: FileResult, problem: str
+) -> None:
+    # The last run, with the declined site, is what would be written; here it fails validation
+    # (MSR099) or converts a site nobody accepted: nothing is written, and the reason is given.
+    outcome = FileOutcome(Path("step.py"), "a\nb\n", "A\nB\n")
+    runs = {
+        frozenset(): [FileResult("A\nB\n", [], [_site(1), _site(2)])],
+        frozenset({("MS101", 1)}): [FileResult("a\nB\n", [], [_site(2)])],
+        frozenset({("MS101", 2)}): [FileResult("A\nb\n", [], [_site(1)]), last],
+    }
+    answers = iter([interactive.Answer.YES, interactive.Answer.NO])
+    monkeypatch.setattr(interactive, "_ask", lambda: next(answers))
+    reviewed = interactive.review(Stream(), outcome, lambda declined: runs[declined].pop(0))
+    assert reviewed.text is None and not reviewed.quit
+    assert reviewed.problem is not None and problem in reviewed.problem
