@@ -23,13 +23,19 @@ import click
 from ms_migrate import __version__, sources
 from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.config import Config, ConfigError, load_config
-from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS
-from ms_migrate.interactive import Answer, ask
+from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
+from ms_migrate.interactive import review
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import FileOutcome, upgrade_files, upgrade_files_verified, write_outcome
+from ms_migrate.runner import (
+    FileOutcome,
+    migrate_declining,
+    upgrade_files,
+    upgrade_files_verified,
+    write_outcome,
+)
 from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -45,8 +51,11 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
         raise click.BadParameter(str(error)) from error
 
 
-def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: Stream) -> Version:
-    """The version to write code for: --target-version, else the project's lowest allowed one.
+def _resolve_target(
+    explicit: Optional[Version], paths: tuple[Path, ...], err: Stream, needs_target: bool = False
+) -> Version:
+    """The version to write code for: --target-version, else the project's lowest allowed one,
+    else the newest (unless ``needs_target``: downgrade's default would leave every file as is).
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
     lower bound needs --target-version, and a --target-version above the lowest allowed warns.
@@ -67,6 +76,11 @@ def _resolve_target(explicit: Optional[Version], paths: tuple[Path, ...], err: S
             )
         err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
         return detected.version
+    if needs_target:
+        raise click.UsageError(
+            "downgrade needs an older target: pass --target-version X.Y (no mindspore pin was found, "
+            f"and the default, {default_target()}, is the newest version)"
+        )
     target = default_target()
     err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
     return target
@@ -79,6 +93,7 @@ def _start(
     err: Stream,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
+    needs_target: bool = False,
 ) -> tuple[Version, list[Path], Summary, Config]:
     """Read the configuration, report missing paths, settle the target version, list the files."""
     missing = [path for path in paths if not path.exists()]
@@ -90,7 +105,7 @@ def _start(
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
     # Even with -q: the target decides what is written, so a run never hides which one it chose.
-    target = _resolve_target(explicit, paths, err)
+    target = _resolve_target(explicit, paths, err, needs_target)
     named = {path for path in paths if path.is_file()}
     files, refused = [], 0
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
@@ -133,14 +148,20 @@ def _progress(err: Stream, total: int, quiet: bool) -> Iterator[Callable[[], Non
         yield lambda: progress.advance(task)
 
 
-def _run_options(quiet_help: str, format_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """The options upgrade and check share: target, files, jobs, selection and output format."""
+TARGET_HELP = "MindSpore version the code must run on (default: the lowest the pins allow, else {})."
+
+
+def _run_options(
+    quiet_help: str, format_help: str, default: Optional[str] = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options upgrade and check share: target, files, jobs, selection and output format.
+    ``default``: what the target is without --target-version or a pin (else the newest version)."""
     options = [
         click.option(
             "--target-version",
             callback=_parse_version,
             metavar="X.Y",
-            help="MindSpore version the code must run on (default: from the project's pins, else 2.10).",
+            help=TARGET_HELP.format(default or default_target()),
         ),
         click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
         click.option(
@@ -196,7 +217,7 @@ def main() -> None:
     """Migrate MindSpore autodiff code between API generations."""
 
 
-def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
+def _migration_options(default: Optional[str] = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The arguments and options upgrade and downgrade share."""
     options = [
         click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
@@ -205,6 +226,7 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
             quiet_help="Only the target version, errors and left-alone sites; no list of files rewritten.",
             format_help="How findings are shown on stdout (text on stderr under --dry-run, beside the "
             "diff): text, json, sarif, github.",
+            default=default,
         ),
         click.option(
             "--verify",
@@ -220,29 +242,37 @@ def _migration_options(command: Callable[..., None]) -> Callable[..., None]:
             "-i",
             "--interactive",
             is_flag=True,
-            help="Show each file's rewrite and ask whether to write it (y), skip it (n) or stop (q).",
+            help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
+            "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
         ),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+
+    def apply(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
 
 
 @main.command()
-@_migration_options
+@_migration_options()
 def upgrade(**options: Any) -> None:
     """Rewrite GradOperation train steps into value_and_grad / grad."""
     _migrate(UPGRADE_KINDS, **options)
 
 
 @main.command()
-@_migration_options
+@_migration_options(default="none: pass one")
 def downgrade(**options: Any) -> None:
-    """Rewrite modern autodiff code into what an older MindSpore runs (pass --target-version).
+    """Rewrite modern autodiff code into what an older MindSpore runs: the target is
+    --target-version, else the lowest version the project's mindspore pin allows; with neither
+    it is a usage error (the newest version, upgrade's default, has nothing to downgrade to).
 
     For 1.8 to 1.10: `mindspore.value_and_grad` / `grad`, under any alias and in `from` imports,
     become `mindspore.ops.*`, and keywords the target does not take are reported (MS202). Below
-    1.8 (GradOperation forms) the sites are reported, not yet rewritten.
+    1.8, `value_and_grad(fn, None, weights)` becomes GradOperation in a Cell (MS301); other
+    shapes are reported.
     """
     _migrate(DOWNGRADE_KINDS, **options)
 
@@ -267,9 +297,14 @@ def _migrate(
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     if interactive and (dry_run or fmt != "text"):
-        raise click.UsageError("--interactive asks before each write: no --dry-run, no --format")
+        raise click.UsageError(
+            "--interactive asks before each write: it takes no --dry-run and only --format text"
+        )
     out, err = Stream(), Stream(stderr=True)
-    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
+    needs_target = kinds == DOWNGRADE_KINDS
+    target, files, summary, config = _start(
+        paths, target_version, exclude, err, select, ignore_codes, needs_target
+    )
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
@@ -320,12 +355,15 @@ def _migrate(
                 records += shown
                 if verify:
                     verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
-                answer = _ask_and_write(out, err, outcome) if interactive else Answer.WRITE
+                quit = False
+                if interactive:
+                    settings = _Settings(target, config, kinds, verify and not allow_unverified)
+                    quit = _ask_and_write(out, err, outcome, settings)
                 landed = _landed(outcome, dry_run)
                 summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
                 if outcome.written and not quiet:
                     err.print(f"Rewriting {display}")  # what pyupgrade's hook says
-                if answer is Answer.QUIT:
+                if quit:
                     _stop(outcomes)
                     err.print("stopped: the files not yet shown are unchanged")
                     break
@@ -342,16 +380,39 @@ def _migrate(
     sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
 
 
-def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome) -> Answer:
-    """--interactive: a rewrite that may be written is shown, and written if the user says so."""
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """What --interactive needs to migrate a file again with some sites declined."""
+
+    target: Version
+    config: Config
+    kinds: tuple[str, ...]
+    verified_whole: bool  # --verify without --allow-unverified: only a whole verified rewrite
+
+
+def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Settings) -> bool:
+    """--interactive: each site of a rewrite that may be written is shown and asked about; what
+    was accepted is written. True when the user quit."""
     if not outcome.changed or outcome.held_back:
-        return Answer.SKIP
-    answer = ask(out, outcome)
-    if answer is Answer.WRITE:
+        return False
+
+    def migrate(declined: frozenset[tuple[str, int]]) -> FileResult:
+        return migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
+
+    reviewed = review(out, outcome, migrate)
+    if reviewed.problem is not None:
+        err.print(f"{outcome.path}: not written: {reviewed.problem}")
+    elif reviewed.text is not None and reviewed.text != outcome.after and settings.verified_whole:
+        err.print(
+            f"{outcome.path}: not written: --verify proved the whole file's rewrite, not a part of it "
+            "(add --allow-unverified to write it)"
+        )
+    elif reviewed.text is not None:
+        outcome.after, outcome.fixed = reviewed.text, reviewed.converted
         write_outcome(outcome)
         if outcome.error:
             err.print(outcome.error)
-    return answer
+    return reviewed.quit
 
 
 def _stop(outcomes: Iterator[FileOutcome]) -> None:

@@ -39,6 +39,9 @@ class FileContext:
     # False when the caller reports and never applies (`check`): a rule may then skip building
     # its fix edits, which for a rewrite means skipping the libcst parse altogether.
     fixes: bool = True
+    # Sites suppressed as if their line carried `# ms-migrate: ignore[CODE]`, without that comment
+    # in the text: (code, line) pairs (`upgrade --interactive` passes the sites the user declined).
+    declined: frozenset[tuple[str, int]] = frozenset()
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -116,5 +119,7 @@ class FileContext:
         return found
 
     def suppressed(self, code: str, line: int) -> bool:
+        if (code, line) in self.declined:
+            return True
         codes = self.suppressions.get(line, set())
         return ALL in codes or code in codes

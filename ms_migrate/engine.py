@@ -7,7 +7,7 @@ fixes are text edits. A file that no selected rule's prefilter matches is never 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -50,10 +50,15 @@ def run_rules(
     project: Optional[ProjectIndex] = None,
     path: Optional[Path] = None,
     fix: bool = True,
+    declined: Collection[tuple[str, int]] = (),
 ) -> FileResult:
     """Diagnostics of ``rules`` for ``text`` on ``target``, and the text with their fixes when
     ``fix``. Without ``fix`` a rule may leave its fixes out (MS101 then never parses with libcst),
     so what is reported is what the rules find, not what validation would let through.
+
+    ``declined``: (code, line) pairs suppressed as if the line carried `# ms-migrate: ignore[CODE]`
+    (the sites `upgrade --interactive` was told to leave); the fixed point is checked with them
+    still suppressed, at their lines in the fixed text.
 
     Fixes that overlap an earlier one are not applied (their diagnostics stay). The fixed text
     must compile and be a fixed point under the same rules, so a second run changes nothing;
@@ -64,14 +69,17 @@ def run_rules(
     if not applicable:
         return FileResult(text)
     project = project or ProjectIndex()
-    diagnostics = _collect(_context(text, target, path, project, fix), applicable)
+    declined = frozenset(declined)
+    diagnostics = _collect(_context(text, target, path, project, fix, declined), applicable)
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
         return FileResult(text, _superseded_dropped(diagnostics, [d for d in diagnostics if d.fix in fixes]))
     if not fixes:
         return FileResult(text, diagnostics)
-    new_text = apply_edits(text, tuple(edit for item in fixes for edit in item.edits))
-    problem = _validate(new_text, target, applicable, path, project)
+    edits = tuple(edit for item in fixes for edit in item.edits)
+    new_text = apply_edits(text, edits)
+    moved = frozenset((code, _line_after(line, edits)) for code, line in declined)
+    problem = _validate(new_text, target, applicable, path, project, moved)
     fixed = [item for item in diagnostics if item.fix in fixes]
     if problem is None:
         return FileResult(new_text, _superseded_dropped(diagnostics, fixed), fixed)
@@ -104,9 +112,14 @@ def downgrade_text(
 
 
 def _context(
-    text: str, target: Version, path: Optional[Path], project: ProjectIndex, fixes: bool = True
+    text: str,
+    target: Version,
+    path: Optional[Path],
+    project: ProjectIndex,
+    fixes: bool = True,
+    declined: frozenset[tuple[str, int]] = frozenset(),
 ) -> FileContext:
-    context = FileContext(text, target, path, project, fixes)
+    context = FileContext(text, target, path, project, fixes, declined)
     context.__dict__["tree"] = precheck(text)  # the checked tree is the one rules read
     return context
 
@@ -184,11 +197,29 @@ def _non_overlapping(diagnostics: list[Diagnostic]) -> list[Fix]:
     return chosen
 
 
+def _line_after(line: int, edits: Sequence[Edit]) -> int:
+    """Where the start of ``line`` is once ``edits`` are applied. A line that an edit rewrote
+    maps to where that edit starts: its site was changed, and the fixed-point check says so."""
+    moved = line
+    for edit in sorted(edits, key=lambda item: item.start):
+        if edit.end <= (line, 0):
+            moved += edit.replacement.count("\n") - (edit.end[0] - edit.start[0])
+        elif edit.start <= (line, 0):
+            return moved - (line - edit.start[0])
+    return moved
+
+
 def _validate(
-    new_text: str, target: Version, rules: Sequence[Rule], path: Optional[Path], project: ProjectIndex
+    new_text: str,
+    target: Version,
+    rules: Sequence[Rule],
+    path: Optional[Path],
+    project: ProjectIndex,
+    declined: frozenset[tuple[str, int]] = frozenset(),
 ) -> Optional[str]:
     try:
-        context = _context(new_text, target, path, project)  # the precheck parses and compiles it
+        # The precheck parses and compiles it.
+        context = _context(new_text, target, path, project, declined=declined)
     except ParseFailure as error:
         return f"output does not compile: {error.message} (line {error.line})"
     applicable = [rule for rule in rules if rule.applies_to(new_text, target)]

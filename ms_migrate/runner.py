@@ -15,7 +15,7 @@ import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -34,7 +34,7 @@ from ms_migrate.cache import (
 )
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import UPGRADE_KINDS, ParseFailure, rules_of_kind, run_rules
+from ms_migrate.engine import UPGRADE_KINDS, FileResult, ParseFailure, rules_of_kind, run_rules
 from ms_migrate.pool import WorkerDied, available_cores, map_in_workers
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rules.base import Rule
@@ -133,6 +133,19 @@ def _migrate_source(
         outcome.digest = content_digest(source.raw)
         outcome.consulted = project.consulted or None
     return outcome
+
+
+def migrate_declining(
+    outcome: FileOutcome,
+    target: Version,
+    config: Config,
+    kinds: Sequence[str],
+    declined: Collection[tuple[str, int]],
+) -> FileResult:
+    """The rules again on the text ``outcome`` was made from, with the ``declined`` sites (code,
+    line) suppressed (``upgrade --interactive``); in the parent, with the run's files at hand."""
+    rules = _rules_for(outcome.path, config, kinds)
+    return run_rules(outcome.before, target, rules, _project, outcome.path, declined=declined)
 
 
 def write_outcome(outcome: FileOutcome) -> None:

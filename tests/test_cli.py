@@ -8,9 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from ms_migrate import interactive
 from ms_migrate.cli import main
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.engine import UPGRADE_KINDS, FileResult, migrate_text, rules_of_kind, run_rules
+from ms_migrate.reasons import INTERNAL_ERROR
+from ms_migrate.report import Stream
+from ms_migrate.runner import FileOutcome
+from ms_migrate.versions import Version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
@@ -117,8 +125,11 @@ def test_allow_unverified_without_verify_is_a_usage_error(tmp_path: Path) -> Non
     assert step.read_text() == CLIP_STEP
 
 
+PROMPT = "Convert this site? [y]es, [n]o (leave it), [a]ll the rest of this file, [q]uit"
+
+
 def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_path: Path) -> None:
-    names = ("a.py", "b.py", "c.py", "d.py")
+    names = ("a.py", "b.py", "c.py", "d.py", "e.py")
     for name in names:
         shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / name)
     legacy = (tmp_path / "a.py").read_text()
@@ -128,20 +139,89 @@ def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_pat
     for name in ("a.py", "b.py", "c.py"):
         path = tmp_path / name
         assert f"+++ {path}" in result.stdout
-        assert f"Write {path}? [y]es, [n]o (skip it), [q]uit" in result.stdout
-    assert "d.py" not in result.output  # quit before it: not even migrated
+        assert f"{path}:14: MS101 GradOperation(get_by_list=True) -> ms.grad (site 1 of 1)" in result.stdout
+    assert result.stdout.count(PROMPT) == 3
+    assert "d.py" not in result.output and "e.py" not in result.output  # after the quit: not even migrated
     assert "GradOperation" not in (tmp_path / "a.py").read_text()
-    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 3
+    assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 4
     assert result.stderr.count("Rewriting") == 1 and f"Rewriting {tmp_path / 'a.py'}\n" in result.stderr
     assert "stopped: the files not yet shown are unchanged" in result.stderr
+    # Only the files shown before the quit are counted, not the five of the run.
     assert "1 file changed (3 checked), 1 site converted" in result.stderr
 
     # The end of the input is a quit: nothing is written.
     ended = CliRunner().invoke(main, args, input="")
     assert ended.exit_code == 0 and (tmp_path / "b.py").read_text() == legacy
     assert "0 files changed (2 checked)" in ended.stderr  # a.py is already done, b.py asked
-    refused = CliRunner().invoke(main, ["upgrade", "-i", "--dry-run", str(tmp_path)])
-    assert refused.exit_code == 2 and "--interactive asks before each write" in refused.stderr
+
+
+def test_interactive_takes_only_text_output_and_no_dry_run(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "cell_get_by_list.py", tmp_path / "a.py")
+    message = "--interactive asks before each write: it takes no --dry-run and only --format text"
+    for extra in (["--dry-run"], ["--format", "json"]):
+        refused = CliRunner().invoke(main, ["upgrade", "-i", *extra, str(tmp_path)])
+        assert refused.exit_code == 2 and message in refused.stderr
+    accepted = CliRunner().invoke(main, ["upgrade", "-i", "--format", "text", str(tmp_path)], input="n\n")
+    assert accepted.exit_code == 0, accepted.output
+
+
+def _declined_by_comment(source: str, line: int) -> str:
+    """What upgrade writes when ``line`` carries an ignore comment, less the comment."""
+    comment = "  # ms-migrate: ignore[MS101]"
+    lines = source.splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1].rstrip("\n") + comment + "\n"
+    return migrate_text("".join(lines), Version(2, 8)).text.replace(comment, "")
+
+
+@pytest.mark.parametrize("answers, converted, declined", [("y\nn\n", 14, 30), ("n\ny\n", 30, 14)])
+def test_interactive_converts_only_the_accepted_site_of_a_file(
+    tmp_path: Path, answers: str, converted: int, declined: int
+) -> None:
+    step = tmp_path / "two_train_steps.py"
+    shutil.copy(FIXTURES / "two_train_steps.py", step)
+    source = step.read_text()
+    args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
+    result = CliRunner().invoke(main, args, input=answers)
+    assert result.exit_code == 0, result.output
+    # Each site's diff is that site alone: the other class is in neither.
+    for number, line in ((1, 14), (2, 30)):
+        heading = f"{step}:{line}: MS101 GradOperation(get_by_list=True) -> ms.grad (site {number} of 2)"
+        assert heading in result.stdout
+    assert result.stdout.count("-        self.grad = C.GradOperation(get_by_list=True)") == 2
+    assert result.stdout.count(PROMPT) == 2
+    written = step.read_text()
+    assert written == _declined_by_comment(source, declined)
+    assert written.count("C.GradOperation(get_by_list=True)") == 1 and written.count("ms.grad(") == 1
+    first, second = written.split("class SecondStep")
+    assert ("ms.grad(" in first) == (converted == 14) and ("ms.grad(" in second) == (converted == 30)
+    compile(written, str(step), "exec")
+    assert "1 file changed (1 checked), 1 site converted" in result.stderr
+    # A fixed point: the declined site, still declined where it is now, leaves nothing to change.
+    now = 1 + written.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
+    rules = rules_of_kind(UPGRADE_KINDS)
+    again = run_rules(written, Version(2, 8), rules, declined={("MS101", now)})
+    assert again.text == written and not again.fixed
+
+
+def test_interactive_all_the_rest_and_quit_in_a_file(tmp_path: Path) -> None:
+    step = tmp_path / "two_train_steps.py"
+    shutil.copy(FIXTURES / "two_train_steps.py", step)
+    source = step.read_text()
+    args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
+    quit = CliRunner().invoke(main, args, input="q\n")
+    assert quit.exit_code == 0 and quit.stdout.count(PROMPT) == 1
+    assert step.read_text() == source and "0 files changed (1 checked)" in quit.stderr
+    ended = CliRunner().invoke(main, args, input="")  # the end of the input: a quit
+    assert ended.exit_code == 0 and step.read_text() == source
+    # A quit keeps the answers already given in the file (as `git add -p` does).
+    first_only = CliRunner().invoke(main, args, input="y\nq\n")
+    assert first_only.exit_code == 0 and step.read_text() == _declined_by_comment(source, 30)
+    assert "stopped: the files not yet shown are unchanged" in first_only.stderr
+    step.write_text(source)
+    rest = CliRunner().invoke(main, args, input="a\n")
+    assert rest.exit_code == 0 and rest.stdout.count(PROMPT) == 1
+    assert step.read_text() == migrate_text(source, Version(2, 8)).text
+    assert "1 file changed (1 checked), 2 sites converted" in rest.stderr
 
 
 def test_jobs_give_the_same_result_as_serial(tmp_path: Path) -> None:
@@ -286,6 +366,29 @@ def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machi
     assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stderr
 
 
+def test_downgrade_takes_its_target_from_the_option_the_config_or_the_pins_never_the_default(
+    tmp_path: Path,
+) -> None:
+    source = "import mindspore as ms\n\nh = ms.grad(net)\n"
+    path = tmp_path / "step.py"
+    path.write_text(source)
+    # No pin and no --target-version: the default (the newest) would leave every file as is.
+    refused = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert refused.exit_code == 2
+    assert "downgrade needs an older target: pass --target-version" in refused.stderr
+    shown = " ".join(CliRunner().invoke(main, ["downgrade", "--help"]).stdout.split())
+    assert "(default: the lowest the pins allow, else none: pass one)" in shown
+    (tmp_path / "pyproject.toml").write_text('[tool.ms-migrate]\ntarget-version = "1.9"\n')
+    configured = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert configured.exit_code == 1 and "+h = ms.ops.grad(net)" in configured.stdout
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "requirements.txt").write_text("mindspore>=1.9,<3\n")
+    pinned = CliRunner().invoke(main, ["downgrade", "--dry-run", str(path)])
+    assert pinned.exit_code == 1 and "+h = ms.ops.grad(net)" in pinned.stdout
+    assert "target MindSpore 1.9 (lowest allowed by requirements.txt" in pinned.stderr
+    assert path.read_text() == source
+
+
 def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path: Path) -> None:
     source = (
         "import mindspore as ms\nfrom mindspore import value_and_grad\n\n"
@@ -308,3 +411,32 @@ def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path:
     result = run("downgrade", "--dry-run", "--target-version", "1.7", str(old))
     assert result.returncode == 0 and result.stdout == ""
     assert "only GradOperation takes weights" in result.stderr
+
+
+def _site(line: int) -> Diagnostic:
+    return Diagnostic("MS101", line, 0, (line, 1), f"site {line}", Severity.INFO)
+
+
+@pytest.mark.parametrize(
+    "last, problem",
+    [
+        (FileResult("a\nb\n", [INTERNAL_ERROR.at(2, "output does not compile")]), "output does not compile"),
+        (FileResult("A\nB\n", [], [_site(1), _site(2)]), "would change other sites than those accepted"),
+    ],
+)
+def test_interactive_writes_nothing_when_the_accepted_sites_do_not_stand_alone(
+    monkeypatch: pytest.MonkeyPatch, last: FileResult, problem: str
+) -> None:
+    # The last run, with the declined site, is what would be written; here it fails validation
+    # (MSR099) or converts a site nobody accepted: nothing is written, and the reason is given.
+    outcome = FileOutcome(Path("step.py"), "a\nb\n", "A\nB\n")
+    runs = {
+        frozenset(): [FileResult("A\nB\n", [], [_site(1), _site(2)])],
+        frozenset({("MS101", 1)}): [FileResult("a\nB\n", [], [_site(2)])],
+        frozenset({("MS101", 2)}): [FileResult("A\nb\n", [], [_site(1)]), last],
+    }
+    answers = iter([interactive.Answer.YES, interactive.Answer.NO])
+    monkeypatch.setattr(interactive, "_ask", lambda: next(answers))
+    reviewed = interactive.review(Stream(), outcome, lambda declined: runs[declined].pop(0))
+    assert reviewed.text is None and not reviewed.quit
+    assert reviewed.problem is not None and problem in reviewed.problem

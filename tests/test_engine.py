@@ -207,3 +207,27 @@ def test_an_op_a_mindspore_base_class_creates_converts_with_its_known_flags() ->
     (converted,) = result.fixed
     assert converted.message.startswith("self.grad from TrainOneStepCell: GradOperation(get_by_list=True")
     assert "ms.grad(self.network, None, self.weights, sens_param=True)(x)" in result.text
+
+
+TWO_STEPS = Path(__file__).parent / "fixtures" / "ms101" / "two_train_steps.py"
+
+
+@pytest.mark.parametrize("declined_line", [14, 30])
+def test_a_declined_site_is_left_as_an_ignore_comment_leaves_it(declined_line: int) -> None:
+    # `upgrade --interactive` declines a site without editing the text: the result is the one the
+    # comment gives, less the comment, and it is validated (compiles, fixed point) the same way.
+    source = TWO_STEPS.read_text()
+    rules = rules_of_kind(UPGRADE_KINDS)
+    declined = run_rules(source, Version(2, 8), rules, declined={("MS101", declined_line)})
+    lines = source.splitlines(keepends=True)
+    comment = "  # ms-migrate: ignore[MS101]"
+    lines[declined_line - 1] = lines[declined_line - 1].rstrip("\n") + comment + "\n"
+    commented = run_rules("".join(lines), Version(2, 8), rules)
+    assert declined.text == commented.text.replace(comment, "")
+    assert [(item.code, item.line) for item in declined.fixed] == [("MS101", 44 - declined_line)]
+    assert "MSR099" not in {item.code for item in declined.diagnostics}
+    assert declined.text.count("GradOperation(get_by_list=True)") == 1
+    # Declined where it is now (the new import moved it down, a removed line may move it back up).
+    now = 1 + declined.text.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
+    again = run_rules(declined.text, Version(2, 8), rules, declined={("MS101", now)})
+    assert again.text == declined.text and not again.fixed
