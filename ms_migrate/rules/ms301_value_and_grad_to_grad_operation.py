@@ -12,6 +12,7 @@ from ms_migrate.analysis.project import last_name
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
+from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 VALUE_AND_GRAD = frozenset({"mindspore.value_and_grad", "mindspore.ops.value_and_grad"})
@@ -97,10 +98,10 @@ class ValueAndGradToGradOperation(Rule):
             converted.append((call, site))  # type: ignore[arg-type]
         if converted:
             lines = ctx.text.splitlines(keepends=True)
-            edits += _dead_imports(ctx.tree, lines, {id(call.func) for call, _ in converted})
+            edits += dead_imports(ctx.tree, lines, {id(call.func) for call, _ in converted}, "value_and_grad")
             if new_import is not None:
                 # Last: inserted at the same place as a class, it lands above it.
-                edits.append(_import_edit(ctx.tree, lines, new_import, _newline(lines)))
+                edits.append(import_edit(ctx.tree, lines, new_import, newline_of(lines)))
             fix = Fix(tuple(edits), "exact", "GradOperation in a Cell that runs the forward once")
             for call, site in converted:
                 aux = ", has_aux=True" if site.has_aux else ""
@@ -386,7 +387,7 @@ def _rewrite(
     lines = ctx.text.splitlines(keepends=True)
     first = lines[site.before.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
-    newline = _newline(lines)
+    newline = newline_of(lines)
     classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux)
     blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     body = (newline * blank).join(
@@ -404,67 +405,12 @@ def _rewrite(
     edits = [
         Edit((site.before.lineno, 0), (site.before.lineno, 0), text),
         Edit(
-            (call.lineno, _column(lines, call.lineno, call.col_offset)),
-            (end, _column(lines, end, call.end_col_offset or 0)),
+            (call.lineno, column(lines, call.lineno, call.col_offset)),
+            (end, column(lines, end, call.end_col_offset or 0)),
             f"{step}({forward}({fn}), {weights})",
         ),
     ]
     return edits, reference.new_import or pending
-
-
-def _newline(lines: list[str]) -> str:
-    return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-
-
-def _dead_imports(tree: ast.Module, lines: list[str], converted: set[int]) -> list[Edit]:
-    """Edits dropping `value_and_grad` from `from mindspore[.ops] import ...` when every use of
-    the name is a converted call: the import itself fails before 2.0 (before 1.8 for .ops)."""
-    edits: list[Edit] = []
-    names = [node for node in ast.walk(tree) if isinstance(node, ast.Name)]
-    for node in tree.body:
-        if not (
-            isinstance(node, ast.ImportFrom)
-            and node.level == 0
-            and node.module in ("mindspore", "mindspore.ops")
-        ):
-            continue
-        for index, alias in enumerate(node.names):
-            local = alias.asname or alias.name
-            uses = [name for name in names if name.id == local]
-            if alias.name != "value_and_grad" or not uses or any(id(use) not in converted for use in uses):
-                continue
-            edit = _alias_removal(lines, node, index)
-            if edit is not None:
-                edits.append(edit)
-    return edits
-
-
-def _alias_removal(lines: list[str], node: ast.ImportFrom, index: int) -> Optional[Edit]:
-    """The edit that removes one name from an import: the whole line when it is the only one."""
-    end_line = node.end_lineno or node.lineno
-    if len(node.names) == 1:
-        last = lines[end_line - 1]
-        alone = node.col_offset == 0 and _column(lines, end_line, node.end_col_offset or 0) == len(
-            last.rstrip("\r\n")
-        )
-        return Edit((node.lineno, 0), (end_line + 1, 0), "") if alone else None
-    aliases = node.names
-
-    def start(alias: ast.alias) -> tuple[int, int]:
-        return (alias.lineno, _column(lines, alias.lineno, alias.col_offset))
-
-    def end(alias: ast.alias) -> tuple[int, int]:
-        line = alias.end_lineno or alias.lineno
-        return (line, _column(lines, line, alias.end_col_offset or 0))
-
-    if index + 1 < len(aliases):
-        return Edit(start(aliases[index]), start(aliases[index + 1]), "")
-    return Edit(end(aliases[index - 1]), end(aliases[index]), "")
-
-
-def _column(lines: list[str], line: int, byte_offset: int) -> int:
-    """ast's UTF-8 byte offset as a character column."""
-    return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
 
 
 def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> list[str]:
@@ -500,20 +446,3 @@ def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> li
     ]
 
 
-def _import_edit(tree: ast.Module, lines: list[str], local: str, newline: str) -> Edit:
-    """`import mindspore [as local]` where isort puts it: before the file's first MindSpore import
-    (`import x` sorts before `from x import`), else after its last top-level import."""
-    statement = "import mindspore" if local == "mindspore" else f"import mindspore as {local}"
-    after = 0
-    for index, node in enumerate(tree.body):
-        modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-        if isinstance(node, ast.ImportFrom) and node.level == 0:
-            modules = [node.module or ""]
-        if node.col_offset == 0 and any(module.split(".")[0] == "mindspore" for module in modules):
-            return Edit((node.lineno, 0), (node.lineno, 0), statement + newline)
-        docstring = index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if docstring or isinstance(node, (ast.Import, ast.ImportFrom)):
-            after = node.end_lineno or node.lineno
-        else:
-            break
-    return Edit((after + 1, 0), (after + 1, 0), statement + newline)
