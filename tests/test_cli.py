@@ -405,11 +405,14 @@ def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path:
     applied = run("downgrade", "--target-version", "1.9", str(path))
     again = run("downgrade", "--dry-run", "--target-version", "1.9", str(path))
     assert applied.returncode == 0 and again.returncode == 0 and again.stdout == ""
-    # Below 1.8 only GradOperation takes weights: reported, not rewritten (yet).
+    # Below 1.8 only GradOperation exists: `grad(net)` has an equal one (MS302); the others stay,
+    # reported with why (return_ids, and a value_and_grad whose function is not a def here).
     old = tmp_path / "old.py"
     old.write_text(source)
     result = run("downgrade", "--dry-run", "--target-version", "1.7", str(old))
-    assert result.returncode == 0 and result.stdout == ""
+    assert result.returncode == 1 and "+h = ms.ops.GradOperation()(net)" in result.stdout
+    assert "-fn = ms.grad" not in result.stdout and "-g = value_and_grad" not in result.stdout
+    assert "MSR021" in result.stderr and "MSR020" in result.stderr
     assert "only GradOperation takes weights" in result.stderr
 
 

@@ -173,11 +173,12 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
         "inherited_loss_scale_cell_2_8",
         "quickstart_has_aux_1_9",
         "from_import_grad_1_8",
-        # Below 1.8 (MS301): functions of a model and data, a module-level loop, a trainer object.
+        # Below 1.8 (MS301, MS302): functions of a model and data, a module-level loop, a trainer.
         "quickstart_has_aux_1_7",
         "from_import_value_and_grad_1_7",
         "module_level_1_7",
         "trainer_held_1_7",
+        "grad_forms_1_7",
     }
     cases = [case for case in fixture_cases() if case.expected is not None]
     pairs = [
