@@ -19,6 +19,7 @@ _CELL_LINE = re.compile(r"^# %% ms-migrate cell (\d+)$")
 _MAGIC_PREFIX = "# ms-migrate magic: "
 # Line magics and shell escapes (`%time x`, `!pip install`), and help lookups (`obj?`, `?obj`).
 _MAGIC = re.compile(r"^(\s*)([%!].*|\?.*|[\w.]+\?\??)$")
+_FUTURE = re.compile(r"^from\s+__future__\s+import\s+[\w\s,]+(#.*)?$")  # one line, no brackets
 
 
 class NotebookError(ValueError):
@@ -42,10 +43,14 @@ class Notebook:
 
     def virtual_text(self) -> str:
         parts = []
+        seen_code = False
         for cell in self.cells:
             parts.append(CELL_MARKER.format(index=cell.index))
             if not cell.opaque and cell.source:
-                parts.append("\n".join(_hide_magics(cell.source.split("\n"))))
+                # IPython compiles each cell alone, so a later cell may open with a __future__
+                # import; in the joined text it would be a syntax error, so it is hidden there.
+                parts.append("\n".join(_hide_magics(cell.source.split("\n"), hide_future=seen_code)))
+                seen_code = seen_code or bool(cell.source.strip())
         return "\n".join(parts) + "\n"
 
     def cell_of_line(self, line: int, text: Optional[str] = None) -> tuple[int, int]:
@@ -79,15 +84,19 @@ class Notebook:
         return _dump(document, self.indent, self.trailing_newline)
 
 
-def _hide_magics(lines: list[str]) -> list[str]:
-    """Lines with magics turned into marked comments. Only a line that starts a statement can
-    be a magic: `!= b` or `% n` continuing a bracketed or backslash-continued line is Python."""
+def _hide_magics(lines: list[str], hide_future: bool = False) -> list[str]:
+    """Lines with magics (and, with ``hide_future``, one-line `from __future__` imports) turned
+    into marked comments. Only a line that starts a statement can be a magic: `!= b` or `% n`
+    continuing a bracketed or backslash-continued line is Python."""
     hidden = []
     scanner = _Continuation()
     for line in lines:
         match = _MAGIC.match(line) if scanner.at_statement_start else None
         if match:
             hidden.append(f"{match.group(1)}{_MAGIC_PREFIX}{match.group(2)}")
+            continue
+        if hide_future and scanner.at_statement_start and _FUTURE.match(line):
+            hidden.append(f"{_MAGIC_PREFIX}{line}")
             continue
         hidden.append(line)
         scanner.feed(line)

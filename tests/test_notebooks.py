@@ -129,3 +129,21 @@ def test_lint_findings_in_a_notebook_point_at_their_cell(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(notebook)])
     assert result.exit_code == 1
     assert f"{notebook}:cell 1:2:19: MS202" in result.output, result.output
+
+
+def test_a_future_import_opening_a_later_cell_is_kept_and_the_cell_still_migrates(tmp_path: Path) -> None:
+    # IPython compiles each cell alone: `from __future__` may open any cell. Joined with the
+    # cells above it, it would be a syntax error.
+    document = json.loads(TUTORIAL.read_text(encoding="utf-8"))
+    document["cells"][3]["source"].insert(0, "from __future__ import annotations\n")
+    notebook = tmp_path / "future.ipynb"
+    notebook.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert parse_notebook(notebook.read_text(encoding="utf-8")).with_virtual_text(
+        parse_notebook(notebook.read_text(encoding="utf-8")).virtual_text()
+    ) == notebook.read_text(encoding="utf-8")
+
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(notebook)])
+    assert result.exit_code == 0, result.output
+    source = "".join(cells(notebook)[3]["source"])
+    assert source.startswith("from __future__ import annotations\n")
+    assert "ms.value_and_grad(" in source
