@@ -231,3 +231,16 @@ def test_a_declined_site_is_left_as_an_ignore_comment_leaves_it(declined_line: i
     now = 1 + declined.text.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
     again = run_rules(declined.text, Version(2, 8), rules, declined={("MS101", now)})
     assert again.text == declined.text and not again.fixed
+
+
+def test_a_downgrade_never_spells_mindspore_with_a_local_name() -> None:
+    from ms_migrate.engine import downgrade_text
+
+    source = (
+        "import mindspore as ms\nfrom mindspore import grad\n\n\ndef gradients(fn, x):\n    ms = 3\n"
+        "    return ms * grad(fn)(x)\n"
+    )
+    # `ms` is a local number in the function: the module is spelled through a new import.
+    result = downgrade_text(source, Version(1, 7))
+    assert "return ms * mindspore.ops.GradOperation()(fn)(x)" in result.text
+    assert "import mindspore\n" in result.text and result.fixed

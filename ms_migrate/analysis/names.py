@@ -28,6 +28,18 @@ def dotted_name(node: ast.AST) -> Optional[str]:
     return None
 
 
+def enclosing_scopes(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[Scope]:
+    """The functions and lambdas around ``node``, innermost first: where a local name can shadow
+    a module-level import."""
+    scopes: list[Scope] = []
+    current = parents.get(node)
+    while current is not None:
+        if isinstance(current, SCOPE_TYPES):
+            scopes.append(current)
+        current = parents.get(current)
+    return scopes
+
+
 def variable_names(node: ast.AST, attributes: bool = False) -> set[str]:
     """Names ``node`` reads or binds: variables, parameters, keyword names, def, class and import
     names. The attribute part of ``a.x`` is not one, unless ``attributes``."""

@@ -7,7 +7,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ms_migrate.analysis.names import FUNCTION_TYPES, NameResolver, all_names, module_reference
+from ms_migrate.analysis.names import (
+    FUNCTION_TYPES,
+    NameResolver,
+    all_names,
+    enclosing_scopes,
+    module_reference,
+)
 from ms_migrate.analysis.project import last_name
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
@@ -89,7 +95,10 @@ class ValueAndGradToGradOperation(Rule):
         new_import: Optional[str] = None
         for call in _value_and_grad_calls(ctx):
             site = _site(parents, call)
-            rewritten = site if isinstance(site, str) else _rewrite(ctx, resolver, site, taken, new_import)
+            if isinstance(site, str):
+                found.append(REASONS["MSR020"].at(call.lineno, site))
+                continue
+            rewritten = _rewrite(ctx, resolver, parents, site, taken, new_import)
             if isinstance(rewritten, str):
                 found.append(REASONS["MSR020"].at(call.lineno, rewritten))
                 continue
@@ -130,7 +139,7 @@ class _Site:
     weights: ast.expr
     has_aux: bool
     before: ast.stmt  # the generated classes go right above this statement, at its indentation
-    scope: Optional[ast.FunctionDef]  # the function they are defined in; None: module level
+    scope: Optional[Union[ast.FunctionDef, ast.AsyncFunctionDef]]  # where they go; None: module level
 
 
 def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]:
@@ -254,7 +263,7 @@ def _function_site(
     problem = _calls_only(parents, mentions, statement.targets[0], f"`{grad_fn}`", len(params))
     if problem:
         return problem
-    local = scope if isinstance(scope, ast.FunctionDef) else None
+    local = scope if isinstance(scope, FUNCTION_TYPES) else None
     return _Site(statement, call, function, fn, params, weights, has_aux, statement, local)
 
 
@@ -375,10 +384,15 @@ def _free(base: str, taken: set[str]) -> str:
 
 
 def _rewrite(
-    ctx: FileContext, resolver: NameResolver, site: _Site, taken: set[str], pending: Optional[str]
+    ctx: FileContext,
+    resolver: NameResolver,
+    parents: dict[ast.AST, ast.AST],
+    site: _Site,
+    taken: set[str],
+    pending: Optional[str],
 ) -> Union[tuple[list[Edit], Optional[str]], str]:
     """The edits for one site and the `import mindspore [as x]` the file then needs, or why not."""
-    scopes = [site.scope] if site.scope is not None else []
+    scopes = [site.scope, *enclosing_scopes(parents, site.scope)] if site.scope is not None else []
     reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
         return "no free name for mindspore"

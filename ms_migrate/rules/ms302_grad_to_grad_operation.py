@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 from typing import Optional, Union
 
-from ms_migrate.analysis.names import NameResolver, all_names, module_reference
+from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes, module_reference
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
@@ -60,6 +60,7 @@ class GradToGradOperation(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         resolver = NameResolver.for_module(ctx.tree)
+        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
         taken = all_names(ctx.tree)
         lines = ctx.text.splitlines(keepends=True)
         named: dict[str, list[ast.FunctionDef]] = {}
@@ -79,7 +80,9 @@ class GradToGradOperation(Rule):
             if isinstance(form, str):
                 found.append(REASONS["MSR021"].at(call.lineno, form))
                 continue
-            reference = module_reference(resolver, taken, "mindspore", (), new_import)
+            # A local `ms` in the function around the call must not be taken for the module.
+            scopes = enclosing_scopes(parents, call)
+            reference = module_reference(resolver, taken, "mindspore", scopes, new_import)
             if reference is None:
                 found.append(REASONS["MSR021"].at(call.lineno, "no free name for mindspore"))
                 continue

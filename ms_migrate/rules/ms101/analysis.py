@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ms_migrate.analysis.names import FUNCTION_TYPES, SCOPE_TYPES, NameResolver, Scope, variable_names
+from ms_migrate.analysis.names import (
+    FUNCTION_TYPES,
+    NameResolver,
+    Scope,
+    enclosing_scopes,
+    variable_names,
+)
 from ms_migrate.analysis.project import ProjectIndex, last_name
 from ms_migrate.rules.ms101.bases import (
     FLAG_NAMES,
@@ -138,13 +144,7 @@ class ModuleAnalysis:
         return self.project.inherited_base(class_def.name, base_class_ops(), UNTOUCHED)
 
     def scopes_of(self, node: ast.AST) -> list[Scope]:
-        scopes: list[Scope] = []
-        current = self.parents.get(node)
-        while current is not None:
-            if isinstance(current, SCOPE_TYPES):
-                scopes.append(current)
-            current = self.parents.get(current)
-        return scopes
+        return enclosing_scopes(self.parents, node)
 
     def enclosing_function(self, node: Optional[ast.AST]) -> Optional[Function]:
         current = self.parents.get(node) if node is not None else None

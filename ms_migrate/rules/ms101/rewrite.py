@@ -9,7 +9,6 @@ code, so a plan is never applied to the wrong node.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from typing import Optional
 
@@ -23,8 +22,6 @@ from ms_migrate.rules.ms101.analysis import Statement
 from ms_migrate.rules.ms101.decide import Decision
 from ms_migrate.rules.ms101.plan import Plan
 from ms_migrate.rules.ms101.transform import Located, line_limit, new_statements
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class LocateError(Exception):
@@ -193,7 +190,7 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
     locator = _Locator(ctx, decision.analysis.parents)
     module = locator.module
     text = ctx.folded.text
-    source_lines = _LINE_BREAK.split(text)
+    source_lines = decision.analysis.lines  # the file's own lines: folding keeps every indentation
     limit = line_limit(text)
     replacements: dict[int, list[cst.BaseStatement]] = {}
     removals: set[int] = set()
