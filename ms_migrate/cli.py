@@ -24,7 +24,6 @@ from ms_migrate import __version__, sources
 from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
-from ms_migrate.interactive import review
 from ms_migrate.output import FORMATS, Record, render
 from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
@@ -398,6 +397,8 @@ def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Se
 
     def migrate(declined: frozenset[tuple[str, int]]) -> FileResult:
         return migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
+
+    from ms_migrate.interactive import review  # only `upgrade -i` asks questions
 
     reviewed = review(out, outcome, migrate)
     if reviewed.problem is not None:

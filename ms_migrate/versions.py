@@ -8,14 +8,12 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Optional
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import Version as PackagingVersion
+from typing import TYPE_CHECKING, Optional
 
 from ms_migrate.data import rules_path
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 @dataclass(frozen=True, order=True)
@@ -89,6 +87,11 @@ def lowest_allowed(specs: str) -> Optional[Version]:
     `>=2.2,<3` gives 2.2; `>1.8` gives 1.8 (1.8.1 is allowed); `<3` gives None: nothing says how
     old the runtime may be, so the tool cannot choose a spelling by itself.
     """
+    # packaging is imported here, where a pin was found: most runs (a pre-commit hook on a
+    # project without one) never pay for it.
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import Version as PackagingVersion
+
     try:
         specifier = SpecifierSet(specs)
     except InvalidSpecifier:
@@ -102,6 +105,11 @@ def lowest_allowed(specs: str) -> Optional[Version]:
     return None
 
 
+def _canonical_name(name: str) -> str:
+    """A distribution name as PEP 503 compares them: `MindSpore_GPU` is `mindspore-gpu`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 @dataclass(frozen=True)
 class DetectedTarget:
     version: Optional[Version]  # None: MindSpore is pinned, but with no lower bound
@@ -110,13 +118,15 @@ class DetectedTarget:
 
 def _requirement(line: str) -> Optional[Requirement]:
     line = line.split(" #", 1)[0].strip()
-    if not line or line.startswith(("#", "-")):
+    if not line or line.startswith(("#", "-")) or "mindspore" not in line.lower():
         return None
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         requirement = Requirement(line)
     except InvalidRequirement:
         return None
-    return requirement if canonicalize_name(requirement.name) in MINDSPORE_PACKAGES else None
+    return requirement if _canonical_name(requirement.name) in MINDSPORE_PACKAGES else None
 
 
 def _requirements_file(path: Path, seen: set[Path]) -> list[tuple[str, str]]:
@@ -180,7 +190,7 @@ def _pyproject(path: Path) -> list[tuple[str, str]]:
     tables = [poetry.get("dependencies", {}), *(group.get("dependencies", {}) for group in groups_)]
     for table in tables:
         for name, value in table.items():
-            if canonicalize_name(name) in MINDSPORE_PACKAGES:
+            if _canonical_name(name) in MINDSPORE_PACKAGES:
                 specifier = _poetry_specifier(value)
                 if specifier:
                     found.append((specifier, f"{path.name}: {name} = {value!r}"))
