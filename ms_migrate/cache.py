@@ -294,6 +294,7 @@ def _encode(result: CachedResult) -> dict[str, Any]:
                 item.message,
                 item.severity.value,
                 None if item.fix is None else fixes.index(item.fix),
+                item.replacement,
             ]
             for item in result.diagnostics
         ],
@@ -351,8 +352,9 @@ def _decode(data: dict[str, Any]) -> CachedResult:
             _str(message),
             Severity(severity),
             None if fix is None else fixes[_int(fix)],
+            None if replacement is None else _str(replacement),
         )
-        for code, line, col, end_line, end_col, message, severity, fix in data["diagnostics"]
+        for code, line, col, end_line, end_col, message, severity, fix, replacement in data["diagnostics"]
     )
     after = data["after"]
     return CachedResult(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 _PACKAGED = Path(__file__).parent / "_rules"
 _SOURCE_TREE = Path(__file__).parent.parent / "rules"
@@ -15,3 +16,12 @@ def rules_path(name: str) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"rule data {name!r} is missing from this installation")
+
+
+def rules_folder(name: str) -> Optional[Path]:
+    """A folder of data files from ``rules/``, or None where this installation has none."""
+    for folder in (_PACKAGED, _SOURCE_TREE):
+        candidate = folder / name
+        if candidate.is_dir():
+            return candidate
+    return None

@@ -43,6 +43,9 @@ class Diagnostic:
     message: str
     severity: Severity
     fix: Optional[Fix] = None
+    # What to use instead, when a rule knows it but cannot apply it (a deprecated API's
+    # replacement): shown in the message, and carried on its own in json and SARIF.
+    replacement: Optional[str] = None
 
 
 def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:

@@ -54,6 +54,7 @@ def _json(record: Record) -> dict[str, Any]:
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "fix": None,
+        "replacement": diagnostic.replacement,
     }
     if diagnostic.fix is not None:
         data["fix"] = {
@@ -132,6 +133,8 @@ def sarif(records: Sequence[Record]) -> dict[str, Any]:
                 }
             ],
         }
+        if diagnostic.replacement is not None:
+            result["properties"] = {"replacement": diagnostic.replacement}
         if diagnostic.fix is not None:
             result["fixes"] = [
                 {

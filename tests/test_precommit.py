@@ -6,6 +6,7 @@ exactly as a user's pre-commit would.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,10 +24,16 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit home for the module: the hook's environment is installed once."""
     if not (ROOT / ".git").exists():
         pytest.skip("needs the ms-migrate git checkout, as pre-commit installs hooks from git")
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def project(tmp_path: Path, home: Path) -> Path:
     head = git("rev-parse", "HEAD", cwd=ROOT).strip()
     repo = tmp_path / "project"
     repo.mkdir()
@@ -39,11 +46,13 @@ def project(tmp_path: Path) -> Path:
         "  - id: ms-migrate-upgrade\n    stages: [manual]\n"
     )
     git("add", ".", cwd=repo)
+    (repo / ".git" / "pre-commit-home").write_text(str(home))
     return repo
 
 
 def pre_commit(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home")}
+    home = (repo / ".git" / "pre-commit-home").read_text()
+    env = {**os.environ, "PRE_COMMIT_HOME": home}
     env.pop("PYTHONPATH", None)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", *args], cwd=repo, env=env, capture_output=True, text=True
@@ -68,3 +77,41 @@ def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     git("add", ".", cwd=project)
     clean = pre_commit(project, "run", "ms-migrate-check", "--all-files")
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+DEPRECATED = "from mindspore import ops\n\nout = ops.identity(ops.ones((2,)))\n"
+
+
+def notebook(source: str) -> str:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def staged_only(repo: Path, name: str, text: str) -> subprocess.CompletedProcess:
+    """Commit nothing, stage just ``name``, and run the check hook as `git commit` would."""
+    git("rm", "-q", "-r", "--cached", ".", cwd=repo)
+    git("add", ".pre-commit-config.yaml", cwd=repo)
+    (repo / name).write_text(text, encoding="utf-8")
+    git("add", name, cwd=repo)
+    return pre_commit(repo, "run", "ms-migrate-check")
+
+
+def test_check_hook_flags_deprecated_apis_in_staged_files_and_notebooks(project: Path) -> None:
+    flagged = staged_only(project, "uses_identity.py", DEPRECATED)
+    assert flagged.returncode == 1, flagged.stdout + flagged.stderr
+    assert "uses_identity.py:3:7: MS210" in flagged.stdout
+    assert "identity" in flagged.stdout and "2.0" in flagged.stdout and "nn.Identity" in flagged.stdout
+    assert "train.py" not in flagged.stdout  # not staged: not checked
+
+    in_notebook = staged_only(project, "lesson2.ipynb", notebook(DEPRECATED))
+    assert in_notebook.returncode == 1, in_notebook.stdout + in_notebook.stderr
+    assert "lesson2.ipynb:cell 1:3:7: MS210" in in_notebook.stdout and "nn.Identity" in in_notebook.stdout
+
+    clean = staged_only(project, "clean.py", "from mindspore import nn\n\nlayer = nn.Identity()\n")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    waived = DEPRECATED.replace("\n\n", "\n\n# kept until the 2.x port lands\n").replace(
+        "((2,)))\n", "((2,)))  # ms-migrate: ignore[MS210]\n"
+    )
+    suppressed = staged_only(project, "waived.py", waived)
+    assert suppressed.returncode == 0, suppressed.stdout + suppressed.stderr

@@ -100,11 +100,13 @@ class Rule:
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         raise NotImplementedError
 
-    def diagnostic(self, node: object, message: str, fix: object = None) -> Diagnostic:
+    def diagnostic(
+        self, node: object, message: str, fix: object = None, replacement: Optional[str] = None
+    ) -> Diagnostic:
         """A diagnostic at an ``ast`` node's position, with this rule's code and severity."""
         line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
         end = (getattr(node, "end_lineno", line) or line, getattr(node, "end_col_offset", col) or col)
-        return Diagnostic(self.code, line, col, end, message, self.severity, fix)  # type: ignore[arg-type]
+        return Diagnostic(self.code, line, col, end, message, self.severity, fix, replacement)  # type: ignore[arg-type]
 
 
 def _modules() -> Iterable[object]:

@@ -1,0 +1,177 @@
+"""The deprecation catalogues in ``rules/deprecations/``, loaded and indexed for one target.
+
+Each ``X.Y.json`` was generated from an installed MindSpore X.Y by `ms-migrate catalogue build`
+and is never edited by hand. For a target, the newest catalogue not newer than it is used (the
+oldest one below them all), holding only what was deprecated by the target version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.data import rules_folder
+from ms_migrate.versions import Version
+
+KINDS = ("api", "parameter", "module", "context-key")
+TENSOR_CLASSES = ("mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor")
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """One catalogue entry: an API, a keyword parameter, a module or a `set_context` key."""
+
+    names: tuple[str, ...]  # every public dotted name of it; the first is the one to show
+    kind: str
+    since: Optional[str]
+    replacement: Optional[str]
+    rename: bool  # the replacement is a drop-in: same object or same signature
+    channel: str
+    parameter: Optional[str] = None  # for kinds parameter and context-key
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+    @property
+    def dotted_replacement(self) -> Optional[str]:
+        """The replacement when it is a public dotted name rather than free text."""
+        text = self.replacement or ""
+        return text if re.fullmatch(r"mindspore(\.[A-Za-z_]\w*)+", text) else None
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What is deprecated on one target, indexed by the names code can use."""
+
+    mindspore: str  # the version the catalogue was generated from
+    target: Version
+    apis: dict[str, Deprecation]  # qualified name -> entry (Tensor methods as mindspore.Tensor.x)
+    modules: dict[str, Deprecation]
+    parameters: dict[tuple[str, str], Deprecation]  # (callable, keyword) -> entry, context keys too
+    words: frozenset[str]  # identifiers one of which a file must contain to be worth parsing
+
+    def module_of(self, qualified: str) -> Optional[Deprecation]:
+        """The deprecated module that ``qualified`` is or lies in, the longest one first."""
+        parts = qualified.split(".")
+        for end in range(len(parts), 1, -1):
+            found = self.modules.get(".".join(parts[:end]))
+            if found is not None:
+                return found
+        return None
+
+    @cached_property
+    def tensor_methods(self) -> dict[str, Deprecation]:
+        """Deprecated Tensor methods by method name."""
+        methods: dict[str, Deprecation] = {}
+        for name, entry in self.apis.items():
+            for cls in TENSOR_CLASSES:
+                if name.startswith(cls + ".") and name.count(".") == cls.count(".") + 1:
+                    methods[name.rsplit(".", 1)[1]] = entry
+        return methods
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return word_pattern(self.words)
+
+
+def available() -> list[Version]:
+    """The versions that have a catalogue, oldest first."""
+    folder = rules_folder("deprecations")
+    if folder is None:
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            found.append(Version.parse(path.stem))
+        except ValueError:
+            continue
+    return sorted(found)
+
+
+@cache
+def catalogue_for(target: Version) -> Optional[Catalogue]:
+    """What is deprecated on ``target``; None where no catalogue is installed."""
+    versions = available()
+    if not versions:
+        return None
+    chosen = max((version for version in versions if version <= target), default=versions[0])
+    folder = rules_folder("deprecations")
+    assert folder is not None
+    return _index(_load(folder / f"{chosen}.json"), chosen, target)
+
+
+def _load(path: Path) -> tuple[str, list[Deprecation]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    entries = [
+        Deprecation(
+            names=tuple(item["names"]),
+            kind=item["kind"],
+            since=item.get("since"),
+            replacement=item.get("replacement"),
+            rename=bool(item.get("rename")),
+            channel=item["channel"],
+            parameter=item.get("parameter"),
+        )
+        for item in data["entries"]
+    ]
+    return data["mindspore"], entries
+
+
+def _in_force(entry: Deprecation, catalogue_version: Version, target: Version) -> bool:
+    if entry.since is None:
+        return catalogue_version <= target
+    try:
+        return Version.parse(entry.since) <= target
+    except ValueError:
+        return catalogue_version <= target
+
+
+def _index(loaded: tuple[str, list[Deprecation]], version: Version, target: Version) -> Catalogue:
+    mindspore, entries = loaded
+    apis: dict[str, Deprecation] = {}
+    modules: dict[str, Deprecation] = {}
+    parameters: dict[tuple[str, str], Deprecation] = {}
+    words: set[str] = set()
+    for entry in entries:
+        if entry.kind not in KINDS or not _in_force(entry, version, target):
+            continue
+        for name in entry.names:
+            if entry.kind == "api":
+                apis.setdefault(name, entry)
+            elif entry.kind == "module":
+                modules.setdefault(name, entry)
+            elif entry.parameter:
+                parameters.setdefault((name, entry.parameter), entry)
+        if entry.kind in ("api", "module"):
+            words.update(name.rsplit(".", 1)[-1] for name in entry.names)
+        elif entry.parameter:
+            words.add(entry.parameter)
+    return Catalogue(mindspore, target, apis, modules, parameters, frozenset(words))
+
+
+def word_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """One regular expression matching any of ``words`` as a whole identifier, built as a trie so
+    that a scan costs about the same for a thousand words as for one."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def alternatives(node: dict) -> str:
+        branches = [re.escape(char) + alternatives(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        if len(branches) == 1 and "" not in node:
+            return branches[0]
+        group = f"(?:{'|'.join(branches)})"
+        return f"{group}?" if "" in node else group
+
+    return re.compile(rf"\b{alternatives(trie)}\b" if trie else r"(?!x)x")

@@ -1,0 +1,360 @@
+"""MS210: a MindSpore API, keyword, module or `set_context` key that the target deprecates."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Optional, Union
+
+from ms_migrate.analysis.names import (
+    FUNCTION_TYPES,
+    NameResolver,
+    Scope,
+    all_names,
+    dotted_name,
+    enclosing_scopes,
+    module_reference,
+)
+from ms_migrate.context import FileContext
+from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rules.base import Example, Examples, Rule
+from ms_migrate.versions import Version
+
+Chain = Union[ast.Name, ast.Attribute]
+
+
+class DeprecatedApi(Rule):
+    """A use of something the target MindSpore deprecates, from the catalogue of that version.
+
+    Deprecated APIs still run, with a warning in MindSpore's log, until a release removes them;
+    the catalogue says since when, and what to use instead. It is generated from MindSpore itself
+    (`ms-migrate catalogue build`, see rules/deprecations/README.md) out of five channels: the
+    `@deprecated` decorator, `mark_deprecated` module redirects, warnings in the code that say
+    "deprecated" or "will be removed", the deprecated `set_context` keys, and docstrings.
+
+    Flagged through any import alias: attribute chains (`ops.identity`), `from ... import`,
+    Tensor methods on values that provably are Tensors (built by `Tensor(...)` and bound once, or a
+    parameter annotated `Tensor`), deprecated keywords, `set_context` keys, and imports of
+    deprecated modules. A local name that shadows an import is not followed.
+
+    Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
+    replacement is the same object, or has the same signature) and the new name can be spelled
+    through the file's own imports. Any other replacement is named in the message, never applied.
+    See https://www.mindspore.cn/docs/en/master/api_python/mindspore.ops.html and the release
+    notes of each version.
+    """
+
+    code = "MS210"
+    title = "deprecated MindSpore API"
+    kind = "lint"
+    severity = Severity.WARNING
+    examples = Examples(
+        valid=(
+            Example("from mindspore import nn\nidentity = nn.Identity()\n"),
+            Example("import mindspore as ms\n\n\ndef f(ops):\n    return ops.identity(1)\n"),
+            Example("import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\n"),
+            Example("from mindspore import ops\nout = ops.identity(x)\n", "1.10"),
+        ),
+        invalid=(
+            Example("from mindspore import ops\nout = ops.identity(x)\n"),
+            Example("import mindspore.ops as P\nout = P.identity(x)\n"),
+            Example("from mindspore.ops import identity\n"),
+            Example("import mindspore as ms\nt = ms.Tensor([1.0, 2.0])\nspread = t.ptp()\n"),
+        ),
+    )
+
+    def applies_to(self, text: str, target: Version) -> bool:
+        if target not in self.targets or "mindspore" not in text:
+            return False
+        catalogue = catalogue_for(target)
+        return catalogue is not None and catalogue.pattern.search(text) is not None
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        catalogue = catalogue_for(ctx.target)
+        if catalogue is None:
+            return
+        yield from _Finder(self, ctx, catalogue).findings()
+
+
+class _Finder:
+    def __init__(self, rule: DeprecatedApi, ctx: FileContext, catalogue: Catalogue) -> None:
+        self.rule, self.ctx, self.catalogue = rule, ctx, catalogue
+        self.tree = ctx.tree
+        self.resolver = NameResolver.for_module(self.tree)
+        self.parents: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+        self.lines = ctx.text.splitlines(keepends=True)
+        self._tensors: dict[int, set[str]] = {}
+        self._names: Optional[set[str]] = None
+
+    # --- what is reported --------------------------------------------------------------------
+
+    def findings(self) -> Iterator[Diagnostic]:
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield from self._import(node)
+            elif isinstance(node, (ast.Name, ast.Attribute)) and self._is_chain(node):
+                found = self._chain(node)
+                if found is not None:
+                    yield found
+            if isinstance(node, ast.Call):
+                yield from self._keywords(node)
+
+    def _import(self, node: Union[ast.Import, ast.ImportFrom]) -> Iterator[Diagnostic]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                entry = self.catalogue.module_of(alias.name)
+                if entry is not None:
+                    yield self._report(alias, entry, f"`import {alias.name}`", self._module_fix(alias, entry))
+            return
+        if node.level or not node.module:
+            return
+        module = self.catalogue.module_of(node.module)
+        if module is not None:
+            yield self._report(
+                node, module, f"`from {node.module} import`", self._from_module_fix(node, module)
+            )
+            return
+        for alias in node.names:
+            qualified = f"{node.module}.{alias.name}"
+            entry = self.catalogue.apis.get(qualified) or self.catalogue.modules.get(qualified)
+            if entry is not None:
+                fix = self._import_rename_fix(node, alias, entry)
+                yield self._report(alias, entry, "", fix)
+
+    def _chain(self, node: Chain) -> Optional[Diagnostic]:
+        scopes = self._scopes(node)
+        qualified = self.resolver.qualified_name(node, scopes)
+        if qualified is not None:
+            root = dotted_name(node).split(".")[0]  # type: ignore[union-attr]
+            entry = self.catalogue.apis.get(qualified)
+            if entry is not None and isinstance(node, ast.Attribute):
+                return self._report(node, entry, f"`{dotted_name(node)}`", self._use_fix(node, entry, scopes))
+            through = self.catalogue.module_of(qualified)
+            if (
+                through is not None
+                and self.catalogue.module_of(self.resolver.imports[root].qualified) is None
+            ):
+                return self._report(node, through, f"`{dotted_name(node)}`")
+            return None
+        if isinstance(node, ast.Attribute):
+            entry = self.catalogue.tensor_methods.get(node.attr)
+            if entry is not None and self._is_tensor(node.value, scopes):
+                return self._report(
+                    node, entry, f"Tensor method `.{node.attr}()`", self._method_fix(node, entry)
+                )
+        return None
+
+    def _keywords(self, call: ast.Call) -> Iterator[Diagnostic]:
+        if not any(keyword.arg for keyword in call.keywords):
+            return
+        scopes = self._scopes(call)
+        callees = []
+        qualified = self.resolver.qualified_name(call.func, scopes)
+        if qualified is not None:
+            callees.append(qualified)
+        if isinstance(call.func, ast.Attribute) and self._is_tensor(call.func.value, scopes):
+            callees += [f"{cls}.{call.func.attr}" for cls in TENSOR_CLASSES]
+        for keyword in call.keywords:
+            for callee in callees:
+                entry = self.catalogue.parameters.get((callee, keyword.arg or ""))
+                if entry is not None:
+                    yield self._report(keyword, entry, "")
+                    break
+
+    def _report(self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None) -> Diagnostic:
+        since = (
+            f"since MindSpore {entry.since}" if entry.since else f"in MindSpore {self.catalogue.mindspore}"
+        )
+        if entry.kind == "parameter":
+            subject = f"keyword `{entry.parameter}=` of `{_short(entry.name)}`"
+        elif entry.kind == "context-key":
+            subject = f"`set_context` key `{entry.parameter}`"
+        elif entry.kind == "module":
+            subject = f"module `{entry.name}` ({shown})" if shown else f"module `{entry.name}`"
+        else:
+            subject = f"{shown} (`{entry.name}`)" if shown else f"`{entry.name}`"
+        message = f"{subject} is deprecated {since} (target {self.ctx.target}) and will be removed"
+        if entry.dotted_replacement:
+            message += f"; use `{entry.dotted_replacement}` instead"
+        elif entry.replacement:
+            message += f"; MindSpore says to use: {entry.replacement}"
+        else:
+            message += "; MindSpore names no replacement"
+        return self.rule.diagnostic(node, message, fix, entry.replacement)
+
+    # --- fixes: drop-in renames only ---------------------------------------------------------
+
+    def _edit(self, start_line: int, start_byte: int, end_line: int, end_byte: int, text: str) -> Edit:
+        return Edit(
+            (start_line, column(self.lines, start_line, start_byte)),
+            (end_line, column(self.lines, end_line, end_byte)),
+            text,
+        )
+
+    def _fix(self, edits: list[Edit], entry: Deprecation) -> Fix:
+        return Fix(tuple(edits), "exact", f"use {entry.dotted_replacement} (a drop-in rename)")
+
+    def _use_fix(self, node: ast.Attribute, entry: Deprecation, scopes: list[Scope]) -> Optional[Fix]:
+        new = entry.dotted_replacement
+        if not entry.rename or new is None:
+            return None
+        module, _, name = new.rpartition(".")
+        parent = self.resolver.qualified_name(node.value, scopes)
+        if parent == module:
+            spelled = f"{ast.get_source_segment(self.ctx.text, node.value)}.{name}"
+        else:
+            reference = module_reference(self.resolver, self.names, module, scopes)
+            if reference is None or reference.new_import is not None:
+                return None
+            spelled = f"{reference.expression}.{name}"
+        end = node.end_lineno or node.lineno
+        edit = self._edit(node.lineno, node.col_offset, end, node.end_col_offset or 0, spelled)
+        return self._fix([edit], entry)
+
+    def _method_fix(self, node: ast.Attribute, entry: Deprecation) -> Optional[Fix]:
+        new = entry.dotted_replacement
+        if not entry.rename or new is None or new.rpartition(".")[0] not in TENSOR_CLASSES:
+            return None
+        end = node.end_lineno or node.lineno
+        start = (node.end_col_offset or 0) - len(node.attr.encode("utf-8"))
+        return self._fix(
+            [self._edit(end, start, end, node.end_col_offset or 0, new.rpartition(".")[2])], entry
+        )
+
+    def _import_rename_fix(self, node: ast.ImportFrom, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
+        """`from M import old` -> `from M import new`, and each use of `old` renamed, when the
+        replacement lives in the same module and nothing else in the file is called `new`."""
+        new = entry.dotted_replacement
+        if not entry.rename or new is None or entry.kind != "api" or self.parents.get(node) is not self.tree:
+            return None
+        module, _, name = new.rpartition(".")
+        if module != node.module or name in self.names:
+            return None
+        start_byte = alias.col_offset
+        edits = [self._edit(alias.lineno, start_byte, alias.lineno, start_byte + len(alias.name), name)]
+        if alias.asname is None:
+            for use in ast.walk(self.tree):
+                if isinstance(use, ast.Name) and use.id == alias.name:
+                    if not isinstance(use.ctx, ast.Load) or not self.resolver.is_free(
+                        use.id, self._scopes(use)
+                    ):
+                        return None
+                    end = use.end_col_offset or 0
+                    edits.append(self._edit(use.lineno, use.col_offset, use.lineno, end, name))
+            if self.resolver.imports.get(alias.name) is None:
+                return None
+        return self._fix(edits, entry)
+
+    def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
+        new = entry.dotted_replacement
+        if not entry.rename or new is None or alias.asname is None or alias.name != entry.name:
+            return None
+        start = alias.col_offset
+        return self._fix([self._edit(alias.lineno, start, alias.lineno, start + len(alias.name), new)], entry)
+
+    def _from_module_fix(self, node: ast.ImportFrom, entry: Deprecation) -> Optional[Fix]:
+        new = entry.dotted_replacement
+        if not entry.rename or new is None or node.module not in entry.names:
+            return None
+        segment = ast.get_source_segment(self.ctx.text, node) or ""
+        offset = segment.find(node.module or "", len("from"))
+        if offset < 0 or "\n" in segment[:offset]:
+            return None
+        start = node.col_offset + len(segment[:offset].encode("utf-8"))
+        edit = self._edit(
+            node.lineno, start, node.lineno, start + len((node.module or "").encode("utf-8")), new
+        )
+        return self._fix([edit], entry)
+
+    # --- facts about the file ----------------------------------------------------------------
+
+    @property
+    def names(self) -> set[str]:
+        if self._names is None:
+            self._names = all_names(self.tree)
+        return self._names
+
+    def _is_chain(self, node: Chain) -> bool:
+        """The whole of an attribute chain read here, not a part of a longer one."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return False
+        return isinstance(node.ctx, ast.Load)
+
+    def _scopes(self, node: ast.AST) -> list[Scope]:
+        return enclosing_scopes(self.parents, node)
+
+    def _is_tensor(self, node: ast.AST, scopes: list[Scope]) -> bool:
+        """``node`` provably holds a Tensor: `Tensor(...)` itself, or a name bound only to one."""
+        if isinstance(node, ast.Call):
+            return self.resolver.qualified_name(node.func, scopes) in TENSOR_CLASSES
+        if not isinstance(node, ast.Name):
+            return False
+        for index, scope in enumerate(scopes):
+            if node.id in self.resolver.locals_of(scope):
+                if not isinstance(scope, FUNCTION_TYPES):
+                    return False
+                return node.id in self._tensor_names(scope, scopes[index:])
+        return node.id in self._tensor_names(self.tree, [])
+
+    def _tensor_names(self, scope: Union[ast.Module, Scope], scopes: list[Scope]) -> set[str]:
+        cached = self._tensors.get(id(scope))
+        if cached is not None:
+            return cached
+        stores: Counter[str] = Counter()
+        built: set[str] = set()
+        annotated: set[str] = set()
+        if isinstance(scope, FUNCTION_TYPES):
+            arguments = scope.args
+            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                stores[arg.arg] += 1
+                annotation = arg.annotation
+                if (
+                    annotation is not None
+                    and self.resolver.qualified_name(annotation, scopes[1:]) in TENSOR_CLASSES
+                ):
+                    annotated.add(arg.arg)
+            for star in (arguments.vararg, arguments.kwarg):
+                if star is not None:
+                    stores[star.arg] += 1
+        body = scope.body if isinstance(scope, (ast.Module, *FUNCTION_TYPES)) else [scope.body]
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+                stores[node.name] += 1
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                stores.update({name: 2 for name in node.names})
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                stores[node.id] += 1
+            elif isinstance(node, ast.alias):
+                stores[node.asname or node.name.split(".")[0]] += 1
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and self._is_tensor_call(node.value, scopes)
+            ):
+                built.add(node.targets[0].id)
+            stack.extend(ast.iter_child_nodes(node))
+        names = {name for name in built | annotated if stores[name] == 1}
+        self._tensors[id(scope)] = names
+        return names
+
+    def _is_tensor_call(self, value: ast.AST, scopes: list[Scope]) -> bool:
+        return (
+            isinstance(value, ast.Call) and self.resolver.qualified_name(value.func, scopes) in TENSOR_CLASSES
+        )
+
+
+def _short(name: str) -> str:
+    return name[len("mindspore.") :] if name.startswith("mindspore.") else name

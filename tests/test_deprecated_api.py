@@ -1,0 +1,299 @@
+"""MS210 over a catalogue: what it flags through every spelling, what it leaves alone, the renames
+it applies, the catalogue a target gets, and the prefilter that keeps it at `ast` speed.
+
+Most cases run on a small catalogue written here, so that each kind of entry (a rename among
+them, which MindSpore's own catalogues may lack) is there to test; the end-to-end tests at the
+bottom use the committed catalogues generated from MindSpore.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ms_migrate.deprecations as deprecations
+from ms_migrate.cli import main
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.engine import rules_of_kind, run_rules
+from ms_migrate.rules.base import rule_for
+from ms_migrate.versions import Version
+
+ENTRIES = [
+    {
+        "names": ["mindspore.ops.identity", "mindspore.ops.functional.identity"],
+        "kind": "api",
+        "since": "2.0",
+        "replacement": "mindspore.nn.Identity",
+        "rename": False,
+        "channel": "decorator",
+    },
+    {
+        "names": ["mindspore.Tensor.ptp", "mindspore.common.tensor.Tensor.ptp"],
+        "kind": "api",
+        "since": "2.5",
+        "replacement": None,
+        "rename": False,
+        "channel": "decorator",
+    },
+    {
+        "names": ["mindspore.ops.old_add"],
+        "kind": "api",
+        "since": "2.3",
+        "replacement": "mindspore.ops.add",
+        "rename": True,
+        "channel": "decorator",
+    },
+    {
+        "names": ["mindspore.Tensor.old_sum"],
+        "kind": "api",
+        "since": "2.3",
+        "replacement": "mindspore.Tensor.sum",
+        "rename": True,
+        "channel": "decorator",
+    },
+    {
+        "names": ["mindspore.ops.Dropout"],
+        "kind": "parameter",
+        "parameter": "keep_prob",
+        "since": "2.2",
+        "replacement": "p",
+        "rename": False,
+        "channel": "warning",
+    },
+    {
+        "names": ["mindspore.context.set_context", "mindspore.set_context"],
+        "kind": "context-key",
+        "parameter": "enable_graph_kernel",
+        "since": "2.3",
+        "replacement": "mindspore.set_context(graph_kernel_flags=...)",
+        "rename": False,
+        "channel": "context-table",
+    },
+    {
+        "names": ["mindspore.common.old_api"],
+        "kind": "module",
+        "since": "2.3",
+        "replacement": "mindspore.common.api",
+        "rename": True,
+        "channel": "module-redirect",
+    },
+    {
+        "names": ["mindspore.train.late"],
+        "kind": "api",
+        "since": None,
+        "replacement": None,
+        "rename": False,
+        "channel": "docstring",
+    },
+]
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """These entries as the 2.9 catalogue, and the same minus the rename of old_add as 2.10."""
+    folder = tmp_path / "deprecations"
+    folder.mkdir()
+    for version, entries in (("2.9", ENTRIES), ("2.10", ENTRIES[:2] + ENTRIES[3:])):
+        data = {"mindspore": f"{version}.0", "generator": "test", "entries": entries}
+        (folder / f"{version}.json").write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(deprecations, "rules_folder", lambda name: folder)
+    deprecations.catalogue_for.cache_clear()
+    yield folder
+    deprecations.catalogue_for.cache_clear()
+
+
+def found(text: str, target: str = "2.9") -> list[Diagnostic]:
+    return run_rules(text, Version.parse(target), [rule_for("MS210")], fix=False).diagnostics
+
+
+def lines(text: str, target: str = "2.9") -> list[int]:
+    return [item.line for item in found(text, target)]
+
+
+def fixed(text: str, target: str = "2.9") -> str:
+    return run_rules(text, Version.parse(target), [rule_for("MS210")]).text
+
+
+SPELLINGS = [
+    "from mindspore import ops\nops.identity(x)\n",
+    "import mindspore as ms\nms.ops.identity(x)\n",
+    "import mindspore\nmindspore.ops.functional.identity(x)\n",
+    "import mindspore.ops as P\nP.identity(x)\n",
+    "from mindspore.ops import functional as F\nF.identity(x)\n",
+    "from mindspore import ops as O\ny = [O.identity]\n",
+]
+
+
+@pytest.mark.parametrize("text", SPELLINGS)
+def test_a_deprecated_api_is_flagged_through_every_import_spelling(catalogue: Path, text: str) -> None:
+    (item,) = found(text)
+    assert item.line == 2 and "mindspore.ops.identity" in item.message
+    assert "since MindSpore 2.0" in item.message and "`mindspore.nn.Identity`" in item.message
+    assert item.replacement == "mindspore.nn.Identity" and item.fix is None
+
+
+def test_from_import_is_flagged_at_the_name_once(catalogue: Path) -> None:
+    text = "from mindspore.ops import Tensor, identity as ident\n\nident(x)\nident(y)\n"
+    (item,) = found(text)
+    assert (item.line, item.col) == (1, 34)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from mindspore import nn\nnn.Identity()\n",
+        "import mindspore as ms\n\n\ndef f(ops):\n    return ops.identity(x)\n",  # a parameter
+        "import mindspore as ms\nimport numpy as ops\nops.identity(3)\n",  # another module
+        "import mindspore as ms\nfrom mylib import ops\nops.identity(3)\n",
+        "import mindspore as ms\nidentity = 1\nprint(identity)\n",
+        "import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\n",
+        "import mindspore as ms\ns = 'ops.identity'\n",
+    ],
+)
+def test_what_is_not_mindspores_is_left_alone(catalogue: Path, text: str) -> None:
+    assert found(text) == []
+
+
+def test_tensor_methods_only_on_values_that_provably_are_tensors(catalogue: Path) -> None:
+    text = (
+        "import mindspore as ms\n"
+        "from mindspore import Tensor\n"
+        "t = Tensor([1.0])\n"
+        "t.ptp()\n"  # 4: flagged
+        "ms.Tensor([2.0]).ptp()\n"  # 5: flagged
+        "u = ms.Tensor([1.0])\n"
+        "u = u + 1\n"
+        "u.ptp()\n"  # 8: rebound, not known
+        "frame.ptp()\n"  # 9: unknown (a numpy array has ptp too)
+        "\n\ndef f(a: Tensor, b, c: ms.Tensor):\n"
+        "    d = Tensor(3)\n"
+        "    return a.ptp() + b.ptp() + c.ptp() + d.ptp() + t.ptp()\n"  # 14: a, c, d and t
+        "\n\ndef g(t):\n"
+        "    return t.ptp()\n"  # 18: t is g's parameter here
+    )
+    assert lines(text) == [4, 5, 14, 14, 14, 14]
+
+
+def test_keywords_context_keys_and_modules(catalogue: Path) -> None:
+    text = (
+        "import mindspore as ms\n"
+        "from mindspore import context, ops\n"
+        "import mindspore.common.old_api\n"  # 3: module
+        "from mindspore.common.old_api import jit\n"  # 4: module
+        "from mindspore.common import old_api\n"  # 5: module, imported by name
+        "ms.set_context(mode=0, enable_graph_kernel=True)\n"  # 6
+        "context.set_context(enable_graph_kernel=False)\n"  # 7
+        "ops.Dropout(keep_prob=0.9)\n"  # 8
+        "ops.Dropout(p=0.1)\n"
+        "ms.common.old_api.jit\n"  # 10: through the module
+        "mindspore.common.old_api.jit\n"  # 11: through the module too
+        "api.jit\n"  # 12: `api` is not bound here
+    )
+    items = found(text)
+    assert [item.line for item in items] == [3, 4, 5, 6, 7, 8, 10, 11]
+    assert "keyword `keep_prob=` of `ops.Dropout`" in items[5].message
+    assert "`set_context` key `enable_graph_kernel`" in items[3].message
+
+
+def test_the_target_decides_what_is_deprecated(catalogue: Path) -> None:
+    text = "from mindspore import ops\nops.identity(x)\nops.old_add(1, 2)\n"
+    assert lines(text, "2.9") == [2, 3]
+    assert lines(text, "2.10") == [2]  # 2.10's catalogue has no old_add entry
+    assert lines(text, "2.2") == [2]  # older than every catalogue: only what 2.2 had deprecated
+    assert lines(text, "1.10") == []
+    assert lines("from mindspore.train import late\n", "2.8") == []  # no version: only from 2.9
+    assert lines("from mindspore.train import late\n", "2.9") == [1]
+
+
+def test_a_suppression_comment_keeps_a_use(catalogue: Path) -> None:
+    text = "from mindspore import ops\nops.identity(x)  # ms-migrate: ignore[MS210]\nops.identity(y)\n"
+    assert lines(text) == [3]
+
+
+def test_drop_in_renames_are_applied_and_nothing_else(catalogue: Path) -> None:
+    text = (
+        "import mindspore as ms\n"
+        "from mindspore import ops, Tensor\n"
+        "from mindspore.ops import old_add\n"
+        "import mindspore.common.old_api as api\n"
+        "from mindspore.common.old_api import jit\n"
+        "a = ops.old_add(1, 2) + ms.ops.old_add(3, 4)\n"
+        "b = old_add(5, 6)\n"
+        "c = ops.identity(a)\n"
+        "t = Tensor([1.0])\n"
+        "d = t.old_sum()\n"
+    )
+    assert fixed(text) == (
+        "import mindspore as ms\n"
+        "from mindspore import ops, Tensor\n"
+        "from mindspore.ops import add\n"
+        "import mindspore.common.api as api\n"
+        "from mindspore.common.api import jit\n"
+        "a = ops.add(1, 2) + ms.ops.add(3, 4)\n"
+        "b = add(5, 6)\n"
+        "c = ops.identity(a)\n"  # the replacement is not a drop-in: named, not applied
+        "t = Tensor([1.0])\n"
+        "d = t.sum()\n"
+    )
+    assert fixed(fixed(text)) == fixed(text)
+
+
+def test_a_rename_that_would_collide_is_not_applied(catalogue: Path) -> None:
+    text = "from mindspore.ops import old_add\nadd = 3\nb = old_add(add, 6)\n"
+    assert fixed(text) == text
+    shadowed = "from mindspore.ops import old_add\n\n\ndef f(old_add):\n    return old_add(1)\n"
+    assert fixed(shadowed) == shadowed
+
+
+def test_catalogue_selection(catalogue: Path) -> None:
+    assert deprecations.available() == [Version(2, 9), Version(2, 10)]
+    assert deprecations.catalogue_for(Version(2, 10)).mindspore == "2.10.0"
+    assert deprecations.catalogue_for(Version(2, 9)).mindspore == "2.9.0"
+    assert deprecations.catalogue_for(Version(1, 5)).mindspore == "2.9.0"
+
+
+@given(st.lists(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=30), st.text())
+def test_the_trie_pattern_matches_exactly_the_whole_words(words: list[str], text: str) -> None:
+    pattern = deprecations.word_pattern(words)
+    naive = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")\b")
+    assert bool(pattern.search(text)) == bool(naive.search(text))
+    for word in words:
+        assert pattern.search(f"(Q.{word}(1)")
+        assert not pattern.search(f"(Q.{word}Q9(1)")
+
+
+# --- with the catalogues generated from MindSpore ---------------------------------------------
+
+
+def test_sarif_output_validates_and_carries_the_replacement(tmp_path: Path) -> None:
+    from tests.test_autodiff_lints import sarif_schema
+
+    path = tmp_path / "uses.py"
+    path.write_text("from mindspore import ops\n\nout = ops.identity(ops.ones((2,)))\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--format", "sarif", "--target-version", "2.10", str(path)])
+    assert result.exit_code == 1, result.output
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, sarif_schema())
+    (finding,) = [item for item in log["runs"][0]["results"] if item["ruleId"] == "MS210"]
+    assert "nn.Identity" in finding["properties"]["replacement"]
+    assert "2.0" in finding["message"]["text"] and "identity" in finding["message"]["text"]
+
+
+def test_every_committed_catalogue_loads_for_its_version() -> None:
+    versions = deprecations.available()
+    assert [str(version) for version in versions] == ["2.7", "2.8", "2.9", "2.10"]
+    for version in versions:
+        catalogue = deprecations.catalogue_for(version)
+        assert catalogue is not None and catalogue.mindspore.startswith(str(version))
+        assert catalogue.apis and catalogue.modules is not None
+
+
+def test_lint_rules_run_the_catalogue_in_check() -> None:
+    assert "MS210" in {rule.code for rule in rules_of_kind(("lint",))}
