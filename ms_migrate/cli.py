@@ -508,6 +508,23 @@ def list_rules() -> None:
         click.echo(f"{code}  note: {note.text}")
 
 
+@main.group()
+def catalogue() -> None:
+    """The deprecated-API catalogue (rules/deprecations/), derived from an installed MindSpore."""
+
+
+@catalogue.command("build")
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Where to write the JSON."
+)
+def build_catalogue(out: Path) -> None:
+    """Scan the MindSpore installed here and write its catalogue to OUT (rules/deprecations/2.10.json)."""
+    from ms_migrate.catalogue.scan import write_catalogue  # imports MindSpore, so only when run
+
+    written = write_catalogue(out)
+    click.echo(f"{out}: {len(written['entries'])} entries (MindSpore {written['mindspore']})")
+
+
 def _code_named(name: str) -> Optional[str]:
     """The code ``name`` stands for: a code in any case, a reason's or rule's name, a rule's title."""
     code = name.strip().upper()
