@@ -119,6 +119,9 @@ _DOC_DECLARES = re.compile(
 _DOC_SECTION = re.compile(r"^([A-Z][\w ]*?)\s*:\s*$")
 _DOC_ARGUMENT_SECTIONS = {"Args", "Arguments", "Parameters", "Keyword Args", "Keyword Arguments", "Kwargs"}
 _DOC_ENTRY = re.compile(r"^(\*{0,2}[A-Za-z_]\w*)\s*(?:\([^)]*\)?[^:]*)?:(?:\s|$)")
+# "This interface will be deprecated in future versions" with no version and no replacement
+# (set_context's docstring) announces a deprecation to come; the interface is not deprecated yet.
+_ANNOUNCED = re.compile(r"\bwill be deprecated in (?:a |the )?future\b", re.IGNORECASE)
 _WILL_BE_REMOVED = re.compile(r"\bwill be removed\b", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[;:]|\.\s|\bwill\b|\brenamed\b|\bchanged?\b|\breplaced\s+by\s+`[^`]+`")
 _DEPRECATION_HELPERS = (
@@ -982,9 +985,10 @@ def _docstring_hits_of(target: Any, doc: str, names: list[str], is_set_context: 
                     replacement=_parameter_replacement(stated, parameters, context),
                 )
             continue
+        about_a_value = _ABOUT_A_VALUE.search(sentence)
         about = (
             []
-            if _ABOUT_A_VALUE.search(sentence)
+            if about_a_value
             else deprecated_parameters(sentence, target, _own_names(target, names))
         )
         for parameter in about:
@@ -996,7 +1000,10 @@ def _docstring_hits_of(target: Any, doc: str, names: list[str], is_set_context: 
                 since=since,
                 replacement=_parameter_replacement(stated, parameters, context),
             )
-        if not about and not _ABOUT_SOMETHING_ELSE.search(sentence.split("deprecat")[0][-60:]):
+        announced = _ANNOUNCED.search(sentence) and since is None and stated is None
+        about_other = _ABOUT_SOMETHING_ELSE.search(sentence.split("deprecat")[0][-60:])
+        # "Tensor type input for `shape` is deprecated": a kind of value, not the API, is deprecated.
+        if not about and not announced and not about_other and not about_a_value:
             yield Hit(
                 "api", "docstring", target, since=since, replacement=normalise_replacement(stated, context)
             )
