@@ -156,6 +156,36 @@ def test_grad_function_used_outside_its_class_is_left_alone() -> None:
     assert text == textwrap.dedent(source) and codes == ["MSR032"]
 
 
+def test_class_attributes_and_flat_unpacking_are_left_alone() -> None:
+    """A grad function in a class body is reached as self.x, which a Name does not show; a value_and_grad
+    result unpacked into three names raises already, and MS204 would rewrite it once has_aux is there."""
+    source = """\
+        import mindspore as ms
+        from mindspore import nn, ops
+
+
+        def f(x):
+            return (x * x).sum(), ops.stop_gradient(x)
+
+
+        vg = ms.value_and_grad(f)
+        loss, aux, grads = vg(x)
+
+
+        def g(x):
+            return (x * x).sum(), ops.stop_gradient(x)
+
+
+        class Step(nn.Cell):
+            grad_fn = ms.grad(g)
+
+            def construct(self, x):
+                return self.grad_fn(x)
+        """
+    text, codes = upgrade(source)
+    assert text == textwrap.dedent(source) and codes == ["MSR032", "MSR030"]
+
+
 def test_a_value_and_grad_function_may_be_used_anyhow() -> None:
     """value_and_grad returns ((out0, *aux), grads) with or without has_aux: its uses stay."""
     source = """\

@@ -55,7 +55,9 @@ REASONS = registry(
         "returns `(gradients, aux)` where `grad` returned the gradients: so the differentiated "
         "function must be used only by this one grad call, and a `grad` function only called (each "
         "call then gets `[0]`). A function or grad function that is mentioned anywhere else in the "
-        "file, re-bound through `global`, or reachable from a same-file subclass is left alone.",
+        "file, re-bound through `global`, or reachable from a same-file subclass is left alone; so "
+        "is a value_and_grad result unpacked into three names or more, which raises already (it is "
+        "two values, `((out0, *aux), gradients)`) and which MS204 would then rewrite.",
     ),
 )
 
@@ -220,6 +222,10 @@ class _Site:
             if isinstance(uses, str):
                 return REASONS["MSR032"].at(line, uses)
             calls = uses
+        else:
+            problem = _unpacked_flat(analysis, site)
+            if problem:
+                return REASONS["MSR032"].at(line, problem)
         tuples = [value for value in returned(function) or () if isinstance(value, ast.Tuple)]
         return cls(site, function, tuple(tuples), tuple(calls))  # type: ignore[arg-type]
 
@@ -402,6 +408,8 @@ def _call_problem(analysis: AutodiffFile, site: GradSite) -> Optional[str]:
         return f"the grad function is not assigned to a name or self.<name> (`{site.api}(f)(x)` inline stays)"
     target = statement.targets[0]
     if isinstance(target, ast.Name):
+        if isinstance(analysis.scopes(statement)[0], ast.ClassDef):
+            return f"`{target.id}` is a class attribute, reached as self.{target.id}"
         if analysis.binding(target.id, statement) is not statement:
             return f"`{target.id}` is bound more than once"
         return _rebound_globally(analysis, target.id)
@@ -453,6 +461,22 @@ def _grad_function_calls(analysis: AutodiffFile, site: GradSite) -> Union[list[a
             )
         calls.append(parent)
     return calls
+
+
+def _unpacked_flat(analysis: AutodiffFile, site: GradSite) -> Optional[str]:
+    """A value_and_grad result unpacked into three names or more: `((out0, *aux), grads)` is two
+    values, so that raises already, and with has_aux MS204 would rewrite the unpacking (the engine
+    wants a fixed point after one pass)."""
+    for call in analysis.calls_of(site.call):
+        statement = analysis.parents.get(call)
+        if isinstance(statement, ast.Assign) and statement.value is call:
+            for target in statement.targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) >= 3:
+                    return (
+                        f"its result is unpacked into {len(target.elts)} names (line {call.lineno}), "
+                        "but value_and_grad returns two values, ((out0, *aux), gradients)"
+                    )
+    return None
 
 
 # --- edits ---------------------------------------------------------------------------------------
