@@ -186,6 +186,30 @@ def test_class_attributes_and_flat_unpacking_are_left_alone() -> None:
     assert text == textwrap.dedent(source) and codes == ["MSR032", "MSR030"]
 
 
+def test_a_suppressed_site_is_not_in_the_shared_fix() -> None:
+    source = """\
+        import mindspore as ms
+        from mindspore import ops
+
+
+        def f(x):
+            return (x * x).sum(), ops.stop_gradient(x)
+
+
+        def g(x):
+            return (x * x).sum(), ops.stop_gradient(x * 2)
+
+
+        vf = ms.value_and_grad(f, 0)
+        gg = ms.grad(g, 0)  # ms-migrate: ignore[MS102]
+        print(vf(x), gg(x))
+        """
+    text, codes = upgrade(source)
+    assert codes == ["MS102"]
+    assert "vf = ms.value_and_grad(f, 0, has_aux=True)\n" in text and "ops.stop_gradient(x * 2)" in text
+    assert "gg = ms.grad(g, 0)  # ms-migrate: ignore[MS102]\nprint(vf(x), gg(x))\n" in text
+
+
 def test_a_value_and_grad_function_may_be_used_anyhow() -> None:
     """value_and_grad returns ((out0, *aux), grads) with or without has_aux: its uses stay."""
     source = """\

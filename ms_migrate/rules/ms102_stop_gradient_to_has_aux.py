@@ -170,7 +170,9 @@ class StopGradientToHasAux(Rule):
             result = _Site.of(analysis, resolver, site)
             if isinstance(result, Diagnostic):
                 found.append(result)
-            elif result is not None:
+            elif result is not None and not ctx.suppressed(self.code, site.call.func.lineno):
+                # A suppressed (or, in `upgrade --interactive`, declined) site must not ride along
+                # in the fix the converted sites share.
                 converted.append(result)
         if converted:
             lines = ctx.text.splitlines(keepends=True)
