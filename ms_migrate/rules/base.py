@@ -13,6 +13,7 @@ its own lint rules without touching ms-migrate.
 from __future__ import annotations
 
 import importlib
+import inspect
 import importlib.util
 import os
 import pkgutil
@@ -84,7 +85,7 @@ class Rule:
 
     @property
     def description(self) -> str:
-        return (type(self).__doc__ or "").strip()
+        return inspect.cleandoc(type(self).__doc__ or "")
 
     @property
     def name(self) -> str:
