@@ -44,11 +44,12 @@ def _depth(tree: ast.AST) -> int:
 
 
 def precheck(text: str) -> ast.Module:
-    """Raise ParseFailure for text Python itself would reject, or that is too deep to rewrite.
+    """Raise ParseFailure for text Python itself would reject.
 
-    The cheap `ast` pass runs before libcst sees the text. It also compiles the tree: code that
+    The cheap `ast` pass runs before any rule sees the text. It also compiles the tree: code that
     parses but compiles in no Python (`break` outside a loop, a repeated argument name) is a
-    syntax error for the user to fix, not a failed rewrite.
+    syntax error for the user to fix, not a failed rewrite. How deep the tree is matters only to
+    libcst, so ``parse`` measures it, for the few files that get that far.
     """
     global prechecks
     prechecks += 1
@@ -58,8 +59,6 @@ def precheck(text: str) -> ast.Module:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except (RecursionError, MemoryError) as error:
         raise ParseFailure("too deeply nested to process", 0) from error
-    if _depth(tree) > MAX_DEPTH:
-        raise ParseFailure("too deeply nested to process", 0)
     try:
         compile(tree, "<input>", "exec", dont_inherit=True)
     except SyntaxError as error:
@@ -74,6 +73,8 @@ def parse(text: str) -> cst.Module:
     import libcst as cst  # imported on first need: most runs parse no file with libcst
 
     global libcst_parses
+    if _depth(ast.parse(text)) > MAX_DEPTH:
+        raise ParseFailure("too deeply nested to process", 0)
     libcst_parses += 1
     try:
         return cst.parse_module(text)

@@ -105,7 +105,7 @@ def test_check_hook_flags_deprecated_apis_in_staged_files_and_notebooks(project:
 
     in_notebook = staged_only(project, "lesson2.ipynb", notebook(DEPRECATED))
     assert in_notebook.returncode == 1, in_notebook.stdout + in_notebook.stderr
-    assert "lesson2.ipynb:cell 1:3:7: MS210" in in_notebook.stdout and "nn.Identity" in in_notebook.stdout
+    assert "lesson2.ipynb:cell 0:3:7: MS210" in in_notebook.stdout and "nn.Identity" in in_notebook.stdout
 
     clean = staged_only(project, "clean.py", "from mindspore import nn\n\nlayer = nn.Identity()\n")
     assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -8,6 +8,7 @@ module level or in an enclosing function is treated as unknown rather than guess
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -178,11 +179,15 @@ class NameResolver:
 
     imports: dict[str, ImportBinding] = field(default_factory=dict)
     rebound: set[str] = field(default_factory=set)
+    # The module's lines, when given: a scope whose text never names ``x`` other than as `x.attr`
+    # cannot bind ``x``, which a look at its lines tells without walking its tree.
+    lines: Optional[list[str]] = None
     _local_cache: dict[int, set[str]] = field(default_factory=dict)
+    _unbound_cache: dict[tuple[int, str], bool] = field(default_factory=dict)
 
     @classmethod
-    def for_module(cls, tree: ast.Module) -> NameResolver:
-        resolver = cls()
+    def for_module(cls, tree: ast.Module, text: Optional[str] = None) -> NameResolver:
+        resolver = cls(lines=None if text is None else text.splitlines(keepends=True))
         names, statements = bound_in(tree.body)
         import_locals: dict[str, list[ImportBinding]] = {}
         for statement in statements:
@@ -211,7 +216,23 @@ class NameResolver:
 
     def is_free(self, name: str, scopes: Iterable[Scope] = ()) -> bool:
         """True if ``name`` at this point refers to the module-level import binding."""
-        return name in self.imports and not any(name in self.locals_of(scope) for scope in scopes)
+        return name in self.imports and not any(
+            not self._surely_unbound(scope, name) and name in self.locals_of(scope) for scope in scopes
+        )
+
+    def _surely_unbound(self, scope: Scope, name: str) -> bool:
+        """``scope``'s text mentions ``name`` only as the start of `name.attr` and imports nothing
+        (`import name.sub` binds ``name``): no statement in it can bind the name."""
+        if self.lines is None:
+            return False
+        key = (id(scope), name)
+        known = self._unbound_cache.get(key)
+        if known is None:
+            start = min([scope.lineno, *(item.lineno for item in getattr(scope, "decorator_list", ()))])
+            text = "".join(self.lines[start - 1 : scope.end_lineno or scope.lineno])
+            mention = re.compile(rf"(?<![\w.]){re.escape(name)}\b(?!\s*\.)|\bimport\b")
+            known = self._unbound_cache[key] = mention.search(text) is None
+        return known
 
     def qualified_name(self, node: ast.AST, scopes: Iterable[Scope] = ()) -> Optional[str]:
         dotted = dotted_name(node)

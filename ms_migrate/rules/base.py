@@ -13,8 +13,8 @@ its own lint rules without touching ms-migrate.
 from __future__ import annotations
 
 import importlib
-import inspect
 import importlib.util
+import inspect
 import os
 import pkgutil
 import re

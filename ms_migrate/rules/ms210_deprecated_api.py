@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
+    SCOPE_TYPES,
     NameResolver,
     Scope,
     all_names,
@@ -80,30 +83,51 @@ class DeprecatedApi(Rule):
 
 
 class _Finder:
+    """One pass over the parts of the tree that hold a catalogue word: the byte pattern's matches
+    give the lines, and a statement or expression spanning none of them is never entered."""
+
     def __init__(self, rule: DeprecatedApi, ctx: FileContext, catalogue: Catalogue) -> None:
         self.rule, self.ctx, self.catalogue = rule, ctx, catalogue
         self.tree = ctx.tree
-        self.resolver = NameResolver.for_module(self.tree)
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
+        self.resolver = NameResolver.for_module(self.tree, ctx.text)
         self.lines = ctx.text.splitlines(keepends=True)
+        self.hit_lines = _matched_lines(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None
+        self._parents: Optional[dict[ast.AST, ast.AST]] = None
+        self._scopes_of: dict[int, list[Scope]] = {}
+        self._tensor_candidates: dict[str, bool] = {}
 
     # --- what is reported --------------------------------------------------------------------
 
     def findings(self) -> Iterator[Diagnostic]:
-        for node in ast.walk(self.tree):
+        stack: list[tuple[ast.AST, ast.AST, list[Scope]]] = [(self.tree, self.tree, [])]
+        while stack:
+            node, parent, scopes = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
-            elif isinstance(node, (ast.Name, ast.Attribute)) and self._is_chain(node):
-                found = self._chain(node)
-                if found is not None:
-                    yield found
-            if isinstance(node, ast.Call):
-                yield from self._keywords(node)
+                continue
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                self._scopes_of[id(node)] = scopes
+                if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                    found = self._chain(node, scopes)
+                    if found is not None:
+                        yield found
+            elif isinstance(node, ast.Call):
+                yield from self._keywords(node, scopes)
+            inner = [node, *scopes] if isinstance(node, SCOPE_TYPES) else scopes
+            children = [child for child in ast.iter_child_nodes(node) if self._may_hold_a_hit(child)]
+            stack.extend((child, node, inner) for child in reversed(children))
+
+    def _may_hold_a_hit(self, node: ast.AST) -> bool:
+        start = getattr(node, "lineno", None)
+        if start is None:
+            return True  # arguments, comprehensions and the like: their parts have positions
+        for decorator in getattr(node, "decorator_list", ()):
+            start = min(start, decorator.lineno)
+        end = getattr(node, "end_lineno", None) or start
+        index = bisect.bisect_left(self.hit_lines, start)
+        return index < len(self.hit_lines) and self.hit_lines[index] <= end
 
     def _import(self, node: Union[ast.Import, ast.ImportFrom]) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Import):
@@ -127,8 +151,7 @@ class _Finder:
                 fix = self._import_rename_fix(node, alias, entry)
                 yield self._report(alias, entry, "", fix)
 
-    def _chain(self, node: Chain) -> Optional[Diagnostic]:
-        scopes = self._scopes(node)
+    def _chain(self, node: Chain, scopes: list[Scope]) -> Optional[Diagnostic]:
         qualified = self.resolver.qualified_name(node, scopes)
         if qualified is not None:
             root = dotted_name(node).split(".")[0]  # type: ignore[union-attr]
@@ -150,10 +173,10 @@ class _Finder:
                 )
         return None
 
-    def _keywords(self, call: ast.Call) -> Iterator[Diagnostic]:
-        if not any(keyword.arg for keyword in call.keywords):
+    def _keywords(self, call: ast.Call, scopes: list[Scope]) -> Iterator[Diagnostic]:
+        words = self.catalogue.words
+        if not any(keyword.arg in words for keyword in call.keywords):
             return
-        scopes = self._scopes(call)
         callees = []
         qualified = self.resolver.qualified_name(call.func, scopes)
         if qualified is not None:
@@ -231,7 +254,8 @@ class _Finder:
         """`from M import old` -> `from M import new`, and each use of `old` renamed, when the
         replacement lives in the same module and nothing else in the file is called `new`."""
         new = entry.dotted_replacement
-        if not entry.rename or new is None or entry.kind != "api" or self.parents.get(node) is not self.tree:
+        at_module_level = any(node is statement for statement in self.tree.body)
+        if not entry.rename or new is None or entry.kind != "api" or not at_module_level:
             return None
         module, _, name = new.rpartition(".")
         if module != node.module or name in self.names:
@@ -280,21 +304,24 @@ class _Finder:
             self._names = all_names(self.tree)
         return self._names
 
-    def _is_chain(self, node: Chain) -> bool:
-        """The whole of an attribute chain read here, not a part of a longer one."""
-        parent = self.parents.get(node)
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            return False
-        return isinstance(node.ctx, ast.Load)
+    @property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """Every node's parent: built only for a rename, which must see every use of a name."""
+        if self._parents is None:
+            self._parents = {
+                child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)
+            }
+        return self._parents
 
     def _scopes(self, node: ast.AST) -> list[Scope]:
-        return enclosing_scopes(self.parents, node)
+        known = self._scopes_of.get(id(node))
+        return known if known is not None else enclosing_scopes(self.parents, node)
 
     def _is_tensor(self, node: ast.AST, scopes: list[Scope]) -> bool:
         """``node`` provably holds a Tensor: `Tensor(...)` itself, or a name bound only to one."""
         if isinstance(node, ast.Call):
             return self.resolver.qualified_name(node.func, scopes) in TENSOR_CLASSES
-        if not isinstance(node, ast.Name):
+        if not isinstance(node, ast.Name) or not self._could_be_tensor(node.id):
             return False
         for index, scope in enumerate(scopes):
             if node.id in self.resolver.locals_of(scope):
@@ -302,6 +329,15 @@ class _Finder:
                     return False
                 return node.id in self._tensor_names(scope, scopes[index:])
         return node.id in self._tensor_names(self.tree, [])
+
+    def _could_be_tensor(self, name: str) -> bool:
+        """The text binds ``name`` to a `...Tensor(` call or annotates it `: ...Tensor` somewhere:
+        without either, no scope can prove it a Tensor, and none needs to be looked at."""
+        known = self._tensor_candidates.get(name)
+        if known is None:
+            pattern = rf"(?<![\w.]){re.escape(name)}\s*(?::[^=\n]*\bTensor\b|=\s*[\w.]*\bTensor\s*\()"
+            known = self._tensor_candidates[name] = re.search(pattern, self.ctx.text) is not None
+        return known
 
     def _tensor_names(self, scope: Union[ast.Module, Scope], scopes: list[Scope]) -> set[str]:
         cached = self._tensors.get(id(scope))
@@ -358,3 +394,15 @@ class _Finder:
 
 def _short(name: str) -> str:
     return name[len("mindspore.") :] if name.startswith("mindspore.") else name
+
+
+def _matched_lines(text: str, catalogue: Catalogue) -> list[int]:
+    """The lines (from 1) where a catalogue word occurs, in order."""
+    lines: list[int] = []
+    line, position = 1, 0
+    for match in catalogue.pattern.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
