@@ -21,12 +21,15 @@ REASONS = registry(
     Reason(
         "MSR023",
         "downgrade-jit-options",
-        "this jit passes options that ms_function does not take",
+        "this jit has no ms_function spelling known to do the same",
         "Before MindSpore 2.0 the decorator is `mindspore.ms_function(fn=None, obj=None, "
         "input_signature=None)`. `jit()`, `jit(fn)` and `jit(input_signature=...)` respell exactly; "
         "the 2.x options (capture_mode, jit_level, dynamic, fullgraph, backend, hash_args, jit_config, "
         "compile_once, mode) have no 1.x spelling, and a second positional argument would land on "
-        "`obj`. Decide by hand what the old runtime should do instead.",
+        "`obj`; a `from mindspore import jit` inside a function or a block is not followed. An "
+        "import in a `try` that catches ImportError, or in an `if` whose other branch imports "
+        "ms_function, is taken as the file's own fallback and left as it is, unreported. Decide "
+        "by hand what the old runtime should do instead.",
     ),
 )
 
@@ -120,6 +123,29 @@ def _use_problem(parents: dict[ast.AST, ast.AST], node: ast.AST, keywords: froze
     return None
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _guarded(parents: dict[ast.AST, ast.AST], node: ast.ImportFrom) -> bool:
+    """An import in a `try` whose handler catches its failure, or in an `if` whose other branch
+    imports ms_function: the file already runs where jit is missing."""
+    block = parents.get(node)
+    if isinstance(block, ast.If):
+        # `if is_ms_version_2(): from mindspore import jit` / `else: ... ms_function as jit`
+        other = block.orelse if node in block.body else block.body
+        return any(
+            isinstance(item, ast.ImportFrom) and any(alias.name == "ms_function" for alias in item.names)
+            for item in other
+        )
+    if not (isinstance(block, ast.Try) and node in block.body):
+        return False
+    for handler in block.handlers:
+        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(item is None or getattr(item, "id", None) in _IMPORT_ERRORS for item in caught):
+            return True
+    return False
+
+
 def _uses(tree: ast.Module, local: str) -> Iterator[ast.Name]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == local and isinstance(node.ctx, ast.Load):
@@ -141,6 +167,8 @@ def _import(
         if alias.name != "jit":
             continue
         local = alias.asname or alias.name
+        if _guarded(parents, node):
+            return []  # `try: from mindspore import jit` / `except ImportError: ... ms_function as jit`
         if node not in ctx.tree.body:
             return REASONS["MSR023"].at(node.lineno, "jit imported inside a function or a block")
         uses = list(_uses(ctx.tree, local))
