@@ -270,8 +270,9 @@ def downgrade(**options: Any) -> None:
 
     For 1.8 to 1.10: `mindspore.value_and_grad` / `grad`, under any alias and in `from` imports,
     become `mindspore.ops.*`, and keywords the target does not take are reported (MS202). Below
-    1.8, `value_and_grad(fn, None, weights)` becomes GradOperation in a Cell (MS301); other
-    shapes are reported.
+    1.8, `value_and_grad(fn, None, weights)` becomes GradOperation in a Cell (MS301) and `grad`
+    the GradOperation returning the same structure (MS302); other shapes are reported. Below 2.0,
+    `jit` is spelled `ms_function` (MS303). --verify runs each rewritten site before and after.
     """
     _migrate(DOWNGRADE_KINDS, **options)
 

@@ -58,6 +58,31 @@ def spelling_for(target: Version) -> Spelling:
     return Spelling(module=chosen["module"], sens=chosen["sens"])
 
 
+@dataclass(frozen=True)
+class JitSpelling:
+    """How the graph-compiling decorator is spelled on one target: `jit` from 2.0, `ms_function`
+    before; ``keywords``: what it takes there (None: whatever the target's jit takes)."""
+
+    name: str
+    module: str
+    keywords: Optional[tuple[str, ...]]
+
+
+@cache
+def _jit_table() -> dict:
+    return json.loads(rules_path("jit_spellings.json").read_text(encoding="utf-8"))
+
+
+def jit_spelling_for(target: Version) -> JitSpelling:
+    chosen = None
+    for row in _jit_table()["ranges"]:
+        if Version.parse(row["since"]) <= target:
+            chosen = row
+    assert chosen is not None
+    keywords = tuple(chosen["keywords"]) if chosen["keywords"] is not None else None
+    return JitSpelling(chosen["name"], chosen["module"], keywords)
+
+
 def known_versions() -> list[Version]:
     return [Version.parse(text) for text in _table()["known_versions"]]
 

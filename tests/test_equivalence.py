@@ -22,10 +22,14 @@ RTOL, ATOL = 1e-6, 1e-7
 pytestmark = pytest.mark.mindspore
 
 
-def run_fixture(script: Path, mode: str, workdir: Path) -> dict:
+def run_fixture(script: Path, mode: str, workdir: Path, ms_function_as_jit: bool = False) -> dict:
+    """The JSON numbers ``script`` prints. ``ms_function_as_jit``: a downgrade's output may spell
+    jit `ms_function` (MS303), which 2.10 lacks; _harness then makes it 2.10's jit, so the body
+    the downgrade wrote runs here (ms_function's own 1.x behaviour is not what is compared)."""
     env = {
         **os.environ,
         "MS_MIGRATE_MODE": mode,
+        **({"MS_MIGRATE_MS_FUNCTION_AS_JIT": "1"} if ms_function_as_jit else {}),
         "PYTHONPATH": str(FIXTURES),
         "GLOG_v": "3",  # MindSpore's C++ logger: errors only
     }
@@ -70,7 +74,7 @@ def test_rewrite_prints_same_numbers(case: FixtureCase, mode: str, tmp_path: Pat
     after = tmp_path / case.source.name
     after.write_bytes(case.expected.read_bytes())
     before_numbers = run_fixture(case.source, mode, tmp_path)
-    after_numbers = run_fixture(after, mode, tmp_path)
+    after_numbers = run_fixture(after, mode, tmp_path, ms_function_as_jit=case.command == "downgrade")
     # Same nesting too: a bare tensor where the legacy code returned a 1-tuple is a bug.
     assert structure(before_numbers) == structure(after_numbers)
     left, right = np.array(flatten(before_numbers)), np.array(flatten(after_numbers))
@@ -100,7 +104,8 @@ def test_upgrading_a_downgrade_prints_the_original_numbers(
         assert upgraded.fixed, "upgrade left the downgraded GradOperation forms as they were"
     script = tmp_path / case.source.name
     script.write_text(upgraded.text, encoding="utf-8")
-    original, round_trip = run_fixture(case.source, mode, tmp_path), run_fixture(script, mode, tmp_path)
+    original = run_fixture(case.source, mode, tmp_path)
+    round_trip = run_fixture(script, mode, tmp_path, ms_function_as_jit=True)
     assert structure(original) == structure(round_trip)
     np.testing.assert_allclose(
         np.array(flatten(round_trip)), np.array(flatten(original)), rtol=RTOL, atol=ATOL
@@ -184,7 +189,15 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
         "grad_weights_optimizer",
         "cell_batchnorm_grad",
         "cell_batchnorm_value_and_grad",
+        # The API page's example multiplies three tensors of one shape; the probe seeds features
+        # and a label of different shapes. grad_position_verified_1_7 is the verified one.
+        "grad_position_api_example_1_7",
+        "grad_position_api_example_1_9",
+        "jit_train_step_1_7",
+        "jit_train_step_1_9",
     }
+    # Only jit respelled (MS303): no train step or grad function for verify to run.
+    no_grad_site = {"jit_imported_1_9"}
     cases = [case for case in fixture_cases() if case.expected is not None]
     pairs = [
         (case.source, sources.read_source(case.source).text, sources.read_source(case.expected).text)
@@ -208,4 +221,5 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
     assert not unexplained, unexplained
     assert {stem for stem, _ in differing} == warned - ascend_only - needs_factory, differing
     proven = {stem for stem, row in rows if row.verdict is Verdict.EQUAL}
-    assert proven == {case.source.stem for case in cases} - ascend_only - needs_factory, rows
+    unproven = ascend_only | needs_factory | no_grad_site
+    assert proven == {case.source.stem for case in cases} - unproven, rows

@@ -309,6 +309,65 @@ def test_a_step_the_automatic_harness_cannot_drive_asks_for_a_factory(tmp_path: 
     assert "ms.grad(" in step.read_text()
 
 
+DOWNGRADE = FIXTURES / "downgrade"
+
+# A deliberately wrong downgrade rule, loaded through MS_MIGRATE_RULES_PATH: it scales the
+# auxiliary output of the verified fixture's loss function, so the rewrite is not exact.
+WRONG_DOWNGRADE_RULE = """\
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.rules.base import Rule, VersionRange
+
+
+class ScalesTheAuxiliary(Rule):
+    code = "MSX901"
+    kind = "downgrade"
+    targets = VersionRange(high="1.8")
+    prefilter = ("y * 2",)
+
+    def check(self, ctx):
+        for number, line in enumerate(ctx.text.splitlines(), 1):
+            if line.endswith("y * 2"):
+                end = (number, len(line))
+                fix = Fix((Edit((number, len(line) - 1), end, "2.001"),), "exact")
+                yield Diagnostic(self.code, number, 0, end, "wrong", Severity.ERROR, fix)
+"""
+
+
+@pytest.mark.mindspore
+def test_downgrade_verify_writes_a_proven_rewrite_and_holds_back_one_that_differs(
+    tmp_path: Path, fixture_imports: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`downgrade --verify` runs each rewritten site before and after, like upgrade's: MS302's
+    generated defs (positions and has_aux below 1.8) are proven equal in both modes and written;
+    the same file with a wrong rewrite added is held back with the difference shown."""
+    source = (DOWNGRADE / "grad_position_verified_1_7.py").read_text(encoding="utf-8")
+    step = tmp_path / "proven" / "step.py"
+    step.parent.mkdir()
+    step.write_text(source, encoding="utf-8")
+    code, output = invoke("downgrade", "--verify", "--target-version", "1.7", str(step))
+    assert code == 0, output
+    expected = DOWNGRADE / "grad_position_verified_1_7.expected.py"
+    assert step.read_text(encoding="utf-8") == expected.read_text(encoding="utf-8")
+    for mode in MODES:
+        assert table_rows(output)[("gradients", mode)][3] == "equal", (mode, output)
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "wrong.py").write_text(WRONG_DOWNGRADE_RULE, encoding="utf-8")
+    monkeypatch.setenv("MS_MIGRATE_RULES_PATH", str(rules))
+    step = tmp_path / "refused" / "step.py"
+    step.parent.mkdir()
+    step.write_text(source, encoding="utf-8")
+    code, output = invoke("downgrade", "--verify", "--target-version", "1.7", str(step))
+    # 2, not 1: the changed loss_of is a site too, and no automatic harness runs a bare loss.
+    assert code == 2, output
+    assert step.read_text(encoding="utf-8") == source
+    for mode in MODES:
+        assert table_rows(output)[("gradients", mode)][3] == "differs:", (mode, output)
+    assert f"{step}: not written: 4 site runs: 2 differs, 2 could not run" in output
+    assert "0 files changed (1 checked), 0 sites converted" in output
+
+
 # ---------------------------------------------------------------------------------------------
 # Script mode (plain Python scripts: the comparison, not MindSpore, is under test)
 

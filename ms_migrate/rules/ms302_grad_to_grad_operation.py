@@ -1,17 +1,28 @@
-"""MS302: `grad(fn[, grad_position][, weights])` for a MindSpore older than 1.8."""
+"""MS302: `grad(fn[, grad_position][, weights][, has_aux])` for a MindSpore older than 1.8."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes, module_reference
+from ms_migrate.analysis.names import (
+    FUNCTION_TYPES,
+    NameResolver,
+    all_names,
+    dotted_name,
+    enclosing_scopes,
+    module_reference,
+)
+from ms_migrate.analysis.project import last_name
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
+from ms_migrate.rules.ms301_value_and_grad_to_grad_operation import _bindings, _free, _returns
 
 GRAD = frozenset({"mindspore.grad", "mindspore.ops.grad"})
 
@@ -23,11 +34,32 @@ REASONS = registry(
         "Below MindSpore 1.8 only GradOperation exists. `grad(fn)` and `grad(fn, 0)` (the first "
         "input's gradient), `grad(fn, None, weights)` (the weights' gradients) and "
         "`grad(fn, (0, ..., n-1))` for a `def` of n plain parameters (every input's gradient) map "
-        "to a GradOperation returning exactly what grad returned. Other positions, input and "
-        "weight gradients together, has_aux and return_ids need index selection on the result; "
-        "convert them by hand.",
+        "to a GradOperation returning exactly what grad returned. Other positions and has_aux "
+        "become a generated `def` that selects from every input's gradient (see MSR022 for where "
+        "that is not done). Input and weight gradients together, return_ids and sens_param are "
+        "left for a hand conversion.",
+    ),
+    Reason(
+        "MSR022",
+        "downgrade-grad-selection",
+        "this grad's positions or has_aux need a generated function that cannot be placed or proven here",
+        "`grad(fn, positions[, has_aux=True])` becomes a `def` next to the call that takes every "
+        "input's gradient (`GradOperation(get_all=True)`) and selects the positions, keeping the "
+        "structure: one position (`1` or `(1,)`) gives a bare tensor, several a tuple in the "
+        "order written. That needs `fn` to be one `def` of plain parameters, or a name bound once "
+        "to an instance of a module-level Cell class, visible from the call; positions that are "
+        "distinct literal ints below the parameter count (MindSpore 2.x raises on duplicates); "
+        "and a call in a statement of its own, outside a class body, `construct` or a jit "
+        "function (the def would be compiled). With has_aux, the auxiliary outputs come from a "
+        "second call of `fn`: it is converted only where `fn` is a `def` that returns a tuple of "
+        "two or more everywhere and calls only MindSpore operators (no Cell, no randomness) or "
+        "methods of its own parameters, so that a second forward computes the same values.",
     ),
 )
+
+# Operators whose result depends on a random state that a second forward would advance.
+_RANDOM = re.compile(r"dropout|random|rand|uniform|normal|bernoulli|multinomial|shuffle|gamma|poisson|choice")
+_BUILTINS = frozenset({"len", "range", "tuple", "list", "float", "int", "abs", "min", "max", "sum"})
 
 
 class GradToGradOperation(Rule):
@@ -38,8 +70,21 @@ class GradToGradOperation(Rule):
     `GradOperation(get_by_list=True)(fn, w)` (a tuple per weight) and `grad(fn, (0, 1))` on a
     two-parameter `def` is `GradOperation(get_all=True)(fn)` (a tuple per input). Neither form
     runs a separate forward, so there is nothing to merge: measured on MindSpore 2.10 CPU, with a
-    BatchNorm network for the weights, bit-identical in PYNATIVE and GRAPH mode. Note that on
-    2.10 `grad(fn, (0,))` returns a bare tensor, not a 1-tuple: it maps like `grad(fn, 0)`.
+    BatchNorm network for the weights, bit-identical in PYNATIVE and GRAPH mode.
+
+    Other positions become a generated `def` placed right above the statement of the call: it
+    takes `GradOperation(get_all=True)`, which returns a tuple of every input's gradient (also
+    for a one-input function, measured on 2.10), and returns the positions asked for with the
+    structure grad has: measured on 2.10 in both modes, `grad(fn, 1)` and `grad(fn, (1,))` return
+    a bare tensor, `grad(fn, (2, 1))` a tuple in that order, duplicates raise ValueError.
+
+    `has_aux=True` differentiates output 0 only and returns `(gradients, aux)` with `aux` always a
+    tuple (`grads, (z,) = ...`). The generated code differentiates a `def` wrapper returning
+    `(out[0],) + stop_gradient(out[1:])` (GRAPH mode cannot parse an inline lambda; the
+    auxiliaries add nothing to the gradient) and takes `aux` from a second call of `fn`, as
+    MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
+    same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
+    example (`grad(net, grad_position=(1, 2))`, and with has_aux) is exact in both modes.
     https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.grad.html
     """
 
@@ -55,6 +100,8 @@ class GradToGradOperation(Rule):
         invalid=(
             Example("import mindspore as ms\n\n\ndef step(net, weights, x):\n"
                     "    return ms.grad(net, None, weights)(x)\n", "1.7"),
+            Example("import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
+                    "dy = ms.grad(f, 1)(1.0, 2.0)\n", "1.7"),
         ),
     )
 
@@ -63,23 +110,27 @@ class GradToGradOperation(Rule):
         parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
         taken = all_names(ctx.tree)
         lines = ctx.text.splitlines(keepends=True)
-        named: dict[str, list[ast.FunctionDef]] = {}
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, ast.FunctionDef):
-                named.setdefault(node.name, []).append(node)
-        # A def known by its name alone: one of that name in the file (its parameter count counts).
-        definitions = {name: nodes[0] for name, nodes in named.items() if len(nodes) == 1}
         found: list[Diagnostic] = []
         converted: list[ast.Call] = []
         edits: list[Edit] = []
+        generated = _Generated(parents, taken)
         new_import: Optional[str] = None
         for call in (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)):
             if ctx.qualified_name(call.func) not in GRAD:
                 continue
-            form = _form(call, definitions)
-            if isinstance(form, str):
-                found.append(REASONS["MSR021"].at(call.lineno, form))
+            arguments = _arguments(call)
+            if isinstance(arguments, str):
+                found.append(REASONS["MSR021"].at(call.lineno, arguments))
                 continue
+            form = _inline_form(parents, call, arguments)
+            helper: Optional[_Helper] = None
+            if form is None:
+                selection = _selection_site(ctx, parents, call, arguments, lines)
+                if isinstance(selection, tuple):
+                    code, detail = selection
+                    found.append(REASONS[code].at(call.lineno, detail))
+                    continue
+                helper = selection
             # A local `ms` in the function around the call must not be taken for the module.
             scopes = enclosing_scopes(parents, call)
             reference = module_reference(resolver, taken, "mindspore", scopes, new_import)
@@ -87,10 +138,13 @@ class GradToGradOperation(Rule):
                 found.append(REASONS["MSR021"].at(call.lineno, "no free name for mindspore"))
                 continue
             new_import = reference.new_import or new_import
-            flags, operands = form
+            if helper is None:
+                flags, operands = form  # type: ignore[misc]
+                applied = ", ".join(_source(ctx.text, item) for item in operands)
+                replacement = f"{reference.expression}.ops.GradOperation({flags})({applied})"
+            else:
+                replacement = _helper_defs(helper, reference.expression, ctx.text, generated)
             end = call.end_lineno or call.lineno
-            applied = ", ".join(_source(ctx.text, item) for item in operands)
-            replacement = f"{reference.expression}.ops.GradOperation({flags})({applied})"
             edits.append(
                 Edit(
                     (call.lineno, column(lines, call.lineno, call.col_offset)),
@@ -100,6 +154,7 @@ class GradToGradOperation(Rule):
             )
             converted.append(call)
         if converted:
+            edits += _insertions(generated.inserted, lines, ctx.tree)
             edits += dead_imports(ctx.tree, lines, {id(call.func) for call in converted}, "grad")
             if new_import is not None:
                 edits.append(import_edit(ctx.tree, lines, new_import, newline_of(lines)))
@@ -113,35 +168,299 @@ class GradToGradOperation(Rule):
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
-def _form(
-    call: ast.Call, definitions: dict[str, ast.FunctionDef]
-) -> Union[tuple[str, tuple[ast.expr, ...]], str]:
-    """(GradOperation flags, what it is applied to), or why there is no such form."""
-    if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 3:
+@dataclass(frozen=True)
+class _Arguments:
+    fn: ast.expr
+    position: ast.expr
+    weights: Optional[ast.expr]  # None: no weights (absent or a literal None)
+    has_aux: bool
+
+
+def _arguments(call: ast.Call) -> Union[_Arguments, str]:
+    """What the call passes, or why it is not plain (MSR021's detail)."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 4:
         return "starred or extra arguments"
-    names = ("fn", "grad_position", "weights")
+    names = ("fn", "grad_position", "weights", "has_aux")
     given: dict[str, ast.expr] = dict(zip(names, call.args))
     for keyword in call.keywords:
         if keyword.arg not in names or keyword.arg in given:
-            return f"the keyword {keyword.arg or '**'}= (has_aux, return_ids: by hand)"
+            return f"the keyword {keyword.arg or '**'}= (return_ids, sens_param: by hand)"
         given[keyword.arg] = keyword.value
-    fn, weights = given.get("fn"), given.get("weights")
+    fn = given.get("fn")
     if fn is None:
         return "no function"
-    position = given.get("grad_position", ast.Constant(0))
-    positions = _positions(position)
+    aux = given.get("has_aux", ast.Constant(False))
+    if not (isinstance(aux, ast.Constant) and aux.value in (True, False) and type(aux.value) is bool):
+        return "has_aux is not a literal True or False"
+    weights = given.get("weights")
+    if isinstance(weights, ast.Constant) and weights.value is None:
+        weights = None
+    return _Arguments(fn, given.get("grad_position", ast.Constant(0)), weights, aux.value)
 
-    if weights is None or (isinstance(weights, ast.Constant) and weights.value is None):
-        if positions == (0,):
-            return "", (fn,)
-        function = definitions.get(fn.id) if isinstance(fn, ast.Name) else None
-        count = _plain_parameters(function)
-        if positions is not None and count is not None and count > 1 and positions == tuple(range(count)):
-            return "get_all=True", (fn,)
-        return "input gradients other than the first one or all of a known def"
-    if positions == "none":
-        return "get_by_list=True", (fn, weights)
-    return "input and weight gradients together (the result needs index selection)"
+
+def _inline_form(
+    parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments
+) -> Optional[tuple[str, tuple[ast.expr, ...]]]:
+    """(GradOperation flags, what it is applied to) where GradOperation alone returns the same."""
+    if arguments.has_aux:
+        return None
+    positions = _positions(arguments.position)
+    fn = arguments.fn
+    if arguments.weights is not None:
+        return ("get_by_list=True", (fn, arguments.weights)) if positions == "none" else None
+    if positions == (0,):
+        return "", (fn,)
+    target = _differentiated(parents, call, fn)
+    count = len(target[1]) if isinstance(target, tuple) else None
+    if isinstance(positions, tuple) and count is not None and count > 1 and positions == tuple(range(count)):
+        return "get_all=True", (fn,)
+    return None
+
+
+@dataclass(frozen=True)
+class _Helper:
+    call: ast.Call
+    statement: ast.stmt  # the generated defs go right above it
+    fn: str
+    params: tuple[str, ...]
+    positions: tuple[int, ...]
+    has_aux: bool
+
+
+def _selection_site(
+    ctx: FileContext, parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments, lines: list[str]
+) -> Union[_Helper, tuple[str, str]]:
+    """The generated-def site, or (reason code, detail)."""
+    if arguments.weights is not None:
+        what = "has_aux with weights" if arguments.has_aux else "input and weight gradients together"
+        return "MSR021", f"{what} (the result needs index selection across both)"
+    positions = _positions(arguments.position)
+    if not isinstance(positions, tuple):
+        return "MSR022", "grad_position is not a literal int or tuple of ints"
+    if len(set(positions)) != len(positions) or not positions:
+        return "MSR022", "grad_position is empty or repeats a position (MindSpore 2.x raises ValueError)"
+    if not isinstance(arguments.fn, ast.Name):
+        return "MSR022", "the differentiated function is not a name"
+    target = _differentiated(parents, call, arguments.fn)
+    if isinstance(target, str):
+        return "MSR022", target
+    function, params = target
+    if max(positions) >= len(params):
+        return "MSR022", f"a position is not below `{arguments.fn.id}`'s {len(params)} parameter(s)"
+    if arguments.has_aux:
+        if function is None:
+            cell = arguments.fn.id
+            return "MSR022", f"has_aux=True on the Cell `{cell}` (a second forward may change its state)"
+        problem = _aux_problem(ctx, function)
+        if problem:
+            return "MSR022", problem
+    statement = _statement(parents, call, lines)
+    if isinstance(statement, str):
+        return "MSR022", statement
+    reserved = {"grads", "out"} & set(params)
+    if reserved:
+        clash = sorted(reserved)[0]
+        return "MSR022", f"`{arguments.fn.id}` has a parameter `{clash}`, a local of the generated def"
+    return _Helper(call, statement, arguments.fn.id, params, positions, arguments.has_aux)
+
+
+def _differentiated(
+    parents: dict[ast.AST, ast.AST], call: ast.Call, fn: ast.expr
+) -> Union[tuple[Optional[ast.FunctionDef], tuple[str, ...]], str]:
+    """(the def or None for a Cell instance, its plain parameters) that ``fn`` names at the call,
+    or why that is not known."""
+    if not isinstance(fn, ast.Name):
+        return "the differentiated function is not a name"
+    module = _module(parents, call)
+    for scope in [*enclosing_scopes(parents, call), module]:
+        if isinstance(scope, ast.Lambda):
+            if fn.id in {arg.arg for arg in scope.args.args} | {a.arg for a in scope.args.kwonlyargs}:
+                return f"`{fn.id}` is a lambda's parameter"
+            continue
+        params = {arg.arg for arg in (*scope.args.args, *scope.args.kwonlyargs)} if isinstance(
+            scope, FUNCTION_TYPES
+        ) else set()
+        if fn.id in params:
+            return f"`{fn.id}` is a parameter of `{scope.name}`"  # type: ignore[union-attr]
+        bindings = _bindings(scope, fn.id)  # type: ignore[arg-type]
+        if not bindings:
+            continue
+        if len(bindings) != 1:
+            return f"`{fn.id}` is bound more than once"
+        binding = bindings[0]
+        if isinstance(binding, ast.FunctionDef):
+            count = _plain_parameters(binding)
+            if count is None:
+                return f"`{fn.id}` takes more than plain positional parameters"
+            return binding, tuple(arg.arg for arg in binding.args.args)
+        statement = parents.get(binding) if isinstance(binding, ast.Name) else binding
+        return _cell_instance(module, statement, fn.id)
+    return f"`{fn.id}` is not defined in this file"
+
+
+def _cell_instance(
+    module: ast.Module, binding: Optional[ast.AST], name: str
+) -> Union[tuple[None, tuple[str, ...]], str]:
+    """`net = Net(...)` with Net a module-level class whose construct takes plain parameters."""
+    assigned = isinstance(binding, ast.Assign) and len(binding.targets) == 1
+    if not (assigned and isinstance(binding.value, ast.Call)):  # type: ignore[attr-defined]
+        return f"`{name}` is neither a def nor bound to `SomeCell(...)`"
+    class_name = dotted_name(binding.value.func)  # type: ignore[attr-defined]
+    classes = [node for node in module.body if isinstance(node, ast.ClassDef) and node.name == class_name]
+    if len(classes) != 1 or not any(last_name(base) == "Cell" for base in classes[0].bases):
+        return f"`{name}` is not an instance of a Cell class defined at module level here"
+    constructs = [
+        item for item in classes[0].body if isinstance(item, ast.FunctionDef) and item.name == "construct"
+    ]
+    if len(constructs) != 1 or _plain_parameters(constructs[0]) is None or not constructs[0].args.args:
+        return f"`{class_name}.construct` is not one method of plain parameters"
+    return None, tuple(arg.arg for arg in constructs[0].args.args[1:])
+
+
+def _module(parents: dict[ast.AST, ast.AST], node: ast.AST) -> ast.Module:
+    while not isinstance(node, ast.Module):
+        node = parents[node]
+    return node
+
+
+def _aux_problem(ctx: FileContext, function: ast.FunctionDef) -> Optional[str]:
+    """Why a second call of ``function`` may not compute the auxiliaries the first one did."""
+    returned = [item.value for item in _returns(function)]
+    if not returned or not all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for value in returned):
+        return f"has_aux=True, and `{function.name}` does not always return a tuple of two or more"
+    params = {arg.arg for arg in function.args.args}
+    calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+    for node in calls:
+        spelled = dotted_name(node.func) or ast.unparse(node.func)
+        if _RANDOM.search(spelled.rsplit(".", 1)[-1].lower()):
+            return f"has_aux=True, and `{function.name}` calls `{spelled}`, which draws random numbers"
+    for node in calls:
+        operator = (ctx.qualified_name(node.func) or "").startswith(("mindspore.ops.", "mindspore.numpy."))
+        # A tensor method: on a parameter or on a value computed here, never on a closure's name.
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        method = receiver is not None and (
+            not isinstance(receiver, (ast.Name, ast.Attribute)) or getattr(receiver, "id", None) in params
+        )
+        builtin = isinstance(node.func, ast.Name) and node.func.id in _BUILTINS
+        if not (operator or method or builtin):
+            return (
+                f"has_aux=True: the auxiliaries come from a second call of `{function.name}`, which calls "
+                f"`{ast.unparse(node.func)}` (a Cell may change state in a forward)"
+            )
+    return None
+
+
+def _statement(parents: dict[ast.AST, ast.AST], node: ast.AST, lines: list[str]) -> Union[ast.stmt, str]:
+    """The statement around ``node``, where a def can go right above it, or why not."""
+    current = parents.get(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        current = parents.get(current)
+    if current is None:
+        return "not inside a statement"
+    owner = parents.get(current)
+    while owner is not None and not isinstance(owner, (*FUNCTION_TYPES, ast.ClassDef, ast.Module)):
+        owner = parents.get(owner)
+    if isinstance(owner, ast.ClassDef):
+        return "in a class body"
+    for scope in enclosing_scopes(parents, node):
+        compiled = any(re.search(r"jit|ms_function", ast.unparse(item)) for item in scope.decorator_list) if (
+            isinstance(scope, FUNCTION_TYPES)
+        ) else False
+        if isinstance(scope, FUNCTION_TYPES) and (scope.name == "construct" or compiled):
+            return f"inside `{scope.name}`, which GRAPH mode compiles together with the generated def"
+    first = _first_line_node(current)
+    line = lines[first.lineno - 1]
+    before = line.encode("utf-8")[: first.col_offset].decode("utf-8", "replace")
+    if before.strip() or line.lstrip().startswith("elif"):
+        return "the statement does not start its own line"
+    return current
+
+
+@dataclass
+class _Generated:
+    """The defs generated for a file, by the statement they go above; one is reused by a later
+    statement of the same block that needs the same def."""
+
+    parents: dict[ast.AST, ast.AST]
+    taken: set[str]
+    inserted: dict[int, tuple[ast.stmt, list[str]]] = field(default_factory=dict)
+    names: dict[tuple[object, ...], tuple[str, ast.stmt]] = field(default_factory=dict)
+
+    def define(self, helper: _Helper, key: tuple[object, ...], stem: str, block: str) -> str:
+        """The name of the def ``block`` (written with NAME for its name) above the site."""
+        earlier = self.names.get(key)
+        if earlier is not None:
+            name, statement = earlier
+            same_block = self.parents.get(statement) is self.parents.get(helper.statement)
+            if same_block and statement.lineno <= helper.statement.lineno:
+                return name
+        name = _free(stem, self.taken)
+        self.names[key] = (name, helper.statement)
+        self.inserted.setdefault(id(helper.statement), (helper.statement, []))[1].append(
+            block.replace("NAME", name)
+        )
+        return name
+
+
+def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> str:
+    """Queue the generated defs above the call's statement; return what replaces the call."""
+    params = ", ".join(helper.params)
+    chosen = ", ".join(f"grads[{index}]" for index in helper.positions)
+    # One position is a bare tensor (`grad(fn, 1)` and `grad(fn, (1,))` alike), several a tuple.
+    selected = chosen if len(helper.positions) == 1 else f"({chosen})"
+    stem = helper.fn.strip("_") or "fn"
+    written = " ".join((ast.get_source_segment(text, helper.call) or ast.unparse(helper.call)).split())
+    differentiated, result = helper.fn, selected
+    if helper.has_aux:
+        differentiated = generated.define(
+            helper,
+            ("aux", helper.fn, ms),
+            f"_{stem}_with_aux",
+            f"def NAME({params}):\n"
+            f"    out = {helper.fn}({params})\n"
+            f"    return (out[0],) + {ms}.ops.stop_gradient(out[1:])\n",
+        )
+        result = f"{selected}, {helper.fn}({params})[1:]"
+    doc = f"{written} before MindSpore 1.8."
+    if len(doc) > 80 or '"' in doc or "\\" in doc:
+        doc = "grad before MindSpore 1.8: the positions' gradients out of every input's."
+    return generated.define(
+        helper,
+        ("grad", helper.fn, helper.positions, helper.has_aux, ms),
+        f"_{stem}_grad",
+        f"def NAME({params}):\n"
+        f'    """{doc}"""\n'
+        f"    grads = {ms}.ops.GradOperation(get_all=True)({differentiated})({params})\n"
+        f"    return {result}\n",
+    )
+
+
+def _insertions(
+    inserted: dict[int, tuple[ast.stmt, list[str]]], lines: list[str], tree: ast.Module
+) -> list[Edit]:
+    """One edit per statement: its generated defs, indented like it, with PEP 8's blank lines."""
+    edits: list[Edit] = []
+    newline = newline_of(lines)
+    for statement, blocks in inserted.values():
+        first = _first_line_node(statement)
+        line = lines[first.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        blank = 2 if statement in tree.body else 1  # pycodestyle: E302/E305 at module level, E306 in a def
+        body = (newline * blank).join(
+            "".join(indent + item if item.strip() else item for item in block.splitlines(keepends=True))
+            for block in blocks
+        )
+        body = body.replace("\n", newline) + newline * blank
+        previous = lines[first.lineno - 2] if first.lineno > 1 else ""
+        if previous.strip() and not previous.rstrip().endswith(":"):
+            body = newline * blank + body
+        edits.append(Edit((first.lineno, 0), (first.lineno, 0), body))
+    return edits
+
+
+def _first_line_node(statement: ast.stmt) -> ast.AST:
+    decorators = getattr(statement, "decorator_list", None)
+    return decorators[0] if decorators else statement
 
 
 def _source(text: str, node: ast.expr) -> str:
