@@ -76,6 +76,11 @@ class Catalogue:
         return methods
 
     @cached_property
+    def callables(self) -> frozenset[str]:
+        """The APIs some of whose keywords (or set_context keys) are deprecated."""
+        return frozenset(name for name, _ in self.parameters)
+
+    @cached_property
     def pattern(self) -> re.Pattern[str]:
         return word_pattern(self.words)
 

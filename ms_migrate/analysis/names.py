@@ -128,11 +128,18 @@ def _bind(target: ast.AST, names: set[str]) -> None:
         _bind(target.value, names)
 
 
-def bound_in(body: Iterable[ast.AST]) -> tuple[set[str], list[Union[ast.Import, ast.ImportFrom]]]:
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "items", "cases")
+
+
+def bound_in(
+    body: Iterable[ast.AST], expressions: bool = True
+) -> tuple[set[str], list[Union[ast.Import, ast.ImportFrom]]]:
     """Names bound directly in one scope (not in nested ones), and its import statements.
 
     Imports under `if TYPE_CHECKING:` do not exist at run time: generated code must not rely on
-    them, and a GradOperation named through them cannot run either.
+    them, and a GradOperation named through them cannot run either. Without ``expressions`` only
+    statements are walked, which is exact for code without `:=` (the one binding an expression
+    can hold) and costs a fraction of a walk through every node.
     """
     names: set[str] = set()
     imports: list[Union[ast.Import, ast.ImportFrom]] = []
@@ -161,7 +168,11 @@ def bound_in(body: Iterable[ast.AST]) -> tuple[set[str], list[Union[ast.Import, 
             names.add(node.name)
         elif isinstance(node, ast.Global):
             names.update(node.names)
-        stack.extend(ast.iter_child_nodes(node))
+        if expressions:
+            stack.extend(ast.iter_child_nodes(node))
+        else:
+            for block in _BLOCKS:
+                stack.extend(getattr(node, block, ()))
     return names, imports
 
 
@@ -188,7 +199,7 @@ class NameResolver:
     @classmethod
     def for_module(cls, tree: ast.Module, text: Optional[str] = None) -> NameResolver:
         resolver = cls(lines=None if text is None else text.splitlines(keepends=True))
-        names, statements = bound_in(tree.body)
+        names, statements = bound_in(tree.body, expressions=text is None or ":=" in text)
         import_locals: dict[str, list[ImportBinding]] = {}
         for statement in statements:
             for binding in import_bindings(statement):
@@ -207,12 +218,17 @@ class NameResolver:
             return cached
         names = parameter_names(scope.args)
         if isinstance(scope, FUNCTION_TYPES):
-            bound, statements = bound_in(scope.body)
+            bound, statements = bound_in(scope.body, expressions=self._may_hold_walrus(scope))
             names |= bound
             for statement in statements:
                 names |= {binding.local for binding in import_bindings(statement)}
         self._local_cache[id(scope)] = names
         return names
+
+    def _may_hold_walrus(self, scope: Scope) -> bool:
+        if self.lines is None:
+            return True
+        return ":=" in "".join(self.lines[scope.lineno - 1 : scope.end_lineno or scope.lineno])
 
     def is_free(self, name: str, scopes: Iterable[Scope] = ()) -> bool:
         """True if ``name`` at this point refers to the module-level import binding."""

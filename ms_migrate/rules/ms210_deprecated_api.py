@@ -152,25 +152,28 @@ class _Finder:
                 yield self._report(alias, entry, "", fix)
 
     def _chain(self, node: Chain, scopes: list[Scope]) -> Optional[Diagnostic]:
-        qualified = self.resolver.qualified_name(node, scopes)
-        if qualified is not None:
-            root = dotted_name(node).split(".")[0]  # type: ignore[union-attr]
+        if not isinstance(node, ast.Attribute):
+            return None  # a bare name is reported at its import
+        dotted = dotted_name(node)
+        root = (dotted or "").partition(".")[0]
+        binding = self.resolver.imports.get(root)
+        if binding is not None:
+            # What the chain names if no local shadows the import: checked first, as resolving
+            # through the scopes costs more and most chains name nothing deprecated.
+            qualified = f"{binding.qualified}.{dotted.partition('.')[2]}"  # type: ignore[union-attr]
             entry = self.catalogue.apis.get(qualified)
-            if entry is not None and isinstance(node, ast.Attribute):
-                return self._report(node, entry, f"`{dotted_name(node)}`", self._use_fix(node, entry, scopes))
-            through = self.catalogue.module_of(qualified)
-            if (
-                through is not None
-                and self.catalogue.module_of(self.resolver.imports[root].qualified) is None
-            ):
-                return self._report(node, through, f"`{dotted_name(node)}`")
-            return None
-        if isinstance(node, ast.Attribute):
-            entry = self.catalogue.tensor_methods.get(node.attr)
-            if entry is not None and self._is_tensor(node.value, scopes):
-                return self._report(
-                    node, entry, f"Tensor method `.{node.attr}()`", self._method_fix(node, entry)
-                )
+            through = None if entry else self.catalogue.module_of(qualified)
+            if through is not None and self.catalogue.module_of(binding.qualified) is not None:
+                through = None  # an import of the deprecated module itself: reported there
+            if (entry or through) and self.resolver.is_free(root, scopes):
+                if entry is not None:
+                    return self._report(node, entry, f"`{dotted}`", self._use_fix(node, entry, scopes))
+                return self._report(node, through, f"`{dotted}`")  # type: ignore[arg-type]
+            if node.attr not in self.catalogue.tensor_methods or self.resolver.is_free(root, scopes):
+                return None  # an attribute of an import, so not a method of a Tensor value
+        entry = self.catalogue.tensor_methods.get(node.attr)
+        if entry is not None and self._is_tensor(node.value, scopes):
+            return self._report(node, entry, f"Tensor method `.{node.attr}()`", self._method_fix(node, entry))
         return None
 
     def _keywords(self, call: ast.Call, scopes: list[Scope]) -> Iterator[Diagnostic]:
@@ -178,8 +181,8 @@ class _Finder:
         if not any(keyword.arg in words for keyword in call.keywords):
             return
         callees = []
-        qualified = self.resolver.qualified_name(call.func, scopes)
-        if qualified is not None:
+        qualified = self._unscoped_name(call.func)
+        if qualified in self.catalogue.callables and self.resolver.qualified_name(call.func, scopes):
             callees.append(qualified)
         if isinstance(call.func, ast.Attribute) and self._is_tensor(call.func.value, scopes):
             callees += [f"{cls}.{call.func.attr}" for cls in TENSOR_CLASSES]
@@ -189,6 +192,15 @@ class _Finder:
                 if entry is not None:
                     yield self._report(keyword, entry, "")
                     break
+
+    def _unscoped_name(self, node: ast.AST) -> Optional[str]:
+        """What ``node`` names through the module's imports, if no local name shadows them."""
+        dotted = dotted_name(node)
+        root, _, rest = (dotted or "").partition(".")
+        binding = self.resolver.imports.get(root)
+        if binding is None:
+            return None
+        return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
     def _report(self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None) -> Diagnostic:
         since = (
