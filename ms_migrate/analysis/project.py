@@ -475,13 +475,21 @@ class ProjectIndex:
             if path == self._local_path:
                 continue
             facts = self._file(path)
-            for local_name, calls in facts.calls.items():
-                original = facts.imports.get(local_name, ("", 0, local_name))[2]
-                if original != owner.name:
-                    continue  # only names that can mean this class need resolving
-                resolved = self.resolve(local_name, path)
-                if any(where == self._local_path and item.name == owner.name for where, item in resolved):
-                    found += [(path, call) for call in calls]
+            # The names that can mean this class there, resolved before the file's calls are
+            # gathered: in a model zoo most files calling a `TrainOneStepCell` mean their own.
+            local_names = [local for local, imported in facts.imports.items() if imported[2] == owner.name]
+            if owner.name not in facts.imports:
+                local_names.append(owner.name)
+            meaning_this = [
+                local
+                for local in local_names
+                if any(
+                    where == self._local_path and item.name == owner.name
+                    for where, item in self.resolve(local, path)
+                )
+            ]
+            for local_name in meaning_this:
+                found += [(path, call) for call in facts.calls.get(local_name, [])]
         return found
 
 

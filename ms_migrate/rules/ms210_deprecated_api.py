@@ -203,9 +203,8 @@ class _Finder:
         return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
     def _report(self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None) -> Diagnostic:
-        since = (
-            f"since MindSpore {entry.since}" if entry.since else f"in MindSpore {self.catalogue.mindspore}"
-        )
+        version = ".".join(self.catalogue.mindspore.split(".")[:2])
+        since = f"since MindSpore {entry.since}" if entry.since else f"in MindSpore {version}"
         if entry.kind == "parameter":
             subject = f"keyword `{entry.parameter}=` of `{_short(entry.name)}`"
         elif entry.kind == "context-key":
