@@ -10,14 +10,15 @@ held, reports that one, starts a fresh worker and hands the dead one's other ite
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
-from typing import Any, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -168,6 +169,8 @@ class _Run(Generic[Item, Result]):
         max_batch: int = MAX_BATCH,
     ) -> None:
         self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
+        import multiprocessing  # a run over a handful of files never starts a worker
+
         self.context = multiprocessing.get_context()
         self.workers = [self.new_worker() for _ in range(workers)]
         self.queue = deque(range(len(items)))
@@ -193,6 +196,8 @@ class _Run(Generic[Item, Result]):
             while self.queue and len(worker.sent) < WINDOW * self.batch:
                 batch = [self.queue.popleft() for _ in range(min(self.batch, len(self.queue)))]
                 worker.send([(index, self.items[index]) for index in batch])
+        from multiprocessing.connection import wait
+
         ready = set(wait([worker.connection for worker in self.workers] + self.sentinels()))
         for position, worker in enumerate(self.workers):
             if worker.connection not in ready and worker.process.sentinel not in ready:

@@ -17,7 +17,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import time
 import tokenize
 from collections.abc import Iterable, Iterator
@@ -488,6 +487,8 @@ def _new_file_beside(path: Path, suffix: str) -> Iterator[tuple[BinaryIO, Path]]
     that another run's clean-up does not take it for an orphan), removed if the block fails."""
     while True:
         try:
+            import tempfile  # writing only: `check` never needs it
+
             handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
         except OSError as error:
             raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error

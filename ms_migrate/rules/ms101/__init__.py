@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.decide import decide
 from ms_migrate.rules.ms101.reasons import NOTES, REASONS
 
 ID = "MS101"
@@ -92,6 +91,9 @@ class GradOperationToFunctional(Rule):
         Sites are found and planned on the `ast` tree; only a file with a conversion is parsed
         with libcst, to carry the plans out, and only when the caller wants fixes.
         """
+        # The analysis is imported on a file's first GradOperation, not by every run's start-up.
+        from ms_migrate.rules.ms101.decide import decide
+
         decision = decide(ctx)
         if not decision.converted or not ctx.fixes:
             yield from decision.diagnostics
