@@ -298,3 +298,10 @@ def test_every_committed_catalogue_loads_for_its_version() -> None:
 
 def test_lint_rules_run_the_catalogue_in_check() -> None:
     assert "MS210" in {rule.code for rule in rules_of_kind(("lint",))}
+
+
+def test_positions_after_non_ascii_text_on_the_line(catalogue: Path) -> None:
+    text = 'from mindspore import ops\nlabel = "标签"; out = ops.identity(label)  # 恒等\nops.identity(1)\n'
+    assert [(item.line, item.col) for item in found(text)] == [
+        (2, len('label = "标签"; out = '.encode()))
+    ] + [(3, 0)]

@@ -91,7 +91,7 @@ class _Finder:
         self.tree = ctx.tree
         self.resolver = NameResolver.for_module(self.tree, ctx.text)
         self.lines = ctx.text.splitlines(keepends=True)
-        self.hit_lines = _matched_lines(ctx.text, catalogue)
+        self.hits = _matched_positions(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None
         self._parents: Optional[dict[ast.AST, ast.AST]] = None
@@ -123,11 +123,12 @@ class _Finder:
         start = getattr(node, "lineno", None)
         if start is None:
             return True  # arguments, comprehensions and the like: their parts have positions
+        begin = (start, node.col_offset)  # type: ignore[attr-defined]
         for decorator in getattr(node, "decorator_list", ()):
-            start = min(start, decorator.lineno)
-        end = getattr(node, "end_lineno", None) or start
-        index = bisect.bisect_left(self.hit_lines, start)
-        return index < len(self.hit_lines) and self.hit_lines[index] <= end
+            begin = min(begin, (decorator.lineno, decorator.col_offset))
+        end = (getattr(node, "end_lineno", None) or start, getattr(node, "end_col_offset", None) or 0)
+        index = bisect.bisect_left(self.hits, begin)
+        return index < len(self.hits) and self.hits[index] < end
 
     def _import(self, node: Union[ast.Import, ast.ImportFrom]) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Import):
@@ -407,13 +408,17 @@ def _short(name: str) -> str:
     return name[len("mindspore.") :] if name.startswith("mindspore.") else name
 
 
-def _matched_lines(text: str, catalogue: Catalogue) -> list[int]:
-    """The lines (from 1) where a catalogue word occurs, in order."""
-    lines: list[int] = []
-    line, position = 1, 0
+def _matched_positions(text: str, catalogue: Catalogue) -> list[tuple[int, int]]:
+    """Where a catalogue word starts, as ast counts: (line from 1, UTF-8 byte column), in order."""
+    positions: list[tuple[int, int]] = []
+    line, line_start, position = 1, 0, 0
     for match in catalogue.pattern.finditer(text):
-        line += text.count("\n", position, match.start())
-        position = match.start()
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+        start = match.start()
+        newlines = text.count("\n", position, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", position, start) + 1
+        position = start
+        before = text[line_start:start]
+        positions.append((line, start - line_start if before.isascii() else len(before.encode("utf-8"))))
+    return positions
