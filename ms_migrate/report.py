@@ -93,8 +93,12 @@ class Summary:
         self.files_seen += 1
         self.files_changed += changed
         self.converted += fixed
-        reasons = all_reasons()
+        reasons = self._reasons
         self.left_alone.update(item.code for item in diagnostics if item.code in reasons)
+
+    @cached_property
+    def _reasons(self) -> frozenset[str]:
+        return frozenset(all_reasons())
 
     def render(self, dry_run: bool) -> str:
         verb = "would change" if dry_run else "changed"

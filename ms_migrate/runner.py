@@ -250,10 +250,12 @@ class _Run:
         except sources.SourceError as error:
             return FileOutcome(path, error=str(error))
         digest = "" if self.cache is None else self._note(path, source.raw)
-        if not self._prefilter(path)(source.text):
-            return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
+        # A cached result was made under these settings from these bytes, so it passed the
+        # prefilter then: looked up first, it saves the prefilter's scan on a rerun.
         found = None if self.cache is None else self.cache.load(path, digest)
         if found is None:
+            if not self._prefilter(path)(source.text):
+                return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
             return source
         result, dependencies = found
         if dependencies is not None:
