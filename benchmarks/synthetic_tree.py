@@ -9,7 +9,9 @@ GradOperation, a few use the functional API, and most hold no autodiff at all, t
 - 3% legacy train steps: the MS101 fixture inputs (tests/fixtures/ms101), converted or refused;
 - 7% modern code: the fixtures' expected outputs (`value_and_grad` / `grad` train steps);
 - 90% unrelated code of 20 to 400 lines: Cells without autodiff, data pipelines, utilities; a
-  fifth of them mention `requires_grad`.
+  fifth of them mention `requires_grad`, and half call APIs that MindSpore 2.10 deprecates (a
+  `set_context` key, `ops.cast`, `ops.TensorAdd`), as half of the zoo's files pass MS210's
+  byte prefilter.
 
 Files go 50 to a package (`pkg_0000/`), so folders look like a zoo's. The same arguments give
 the same tree, byte for byte.
@@ -105,7 +107,17 @@ def unrelated(chance: random.Random, index: int) -> str:
         part += 1
     if chance.random() < 0.2:
         parts.append(FROZEN.format(index=index))
+    if chance.random() < 0.5:
+        parts[0] = "import mindspore\n" + parts[0]
+        parts.append(DEPRECATED.format(index=index))
     return "".join(parts)
+
+DEPRECATED = """
+
+def setup_{index}(x):
+    mindspore.set_context(mode=mindspore.GRAPH_MODE, device_target="CPU")
+    return ops.TensorAdd()(ops.cast(x, mindspore.float32), x)
+"""
 
 
 def write_tree(root: Path, files: int, seed: int = 0) -> Path:
