@@ -121,7 +121,8 @@ def test_downgrading_an_upgrade_prints_the_original_numbers(
     case: FixtureCase, mode: str, tmp_path: Path
 ) -> None:
     """The other round trip: `downgrade --target-version 1.9` of what `upgrade` wrote runs to the
-    numbers of the legacy original (1.9 spells the API `mindspore.ops.*`, which 2.10 still has)."""
+    numbers of the legacy original (1.9 spells the API `mindspore.ops.*`, which 2.10 still has,
+    and jit `ms_function`, which 2.10 lacks: run_fixture maps it to 2.10's jit)."""
     from ms_migrate.engine import downgrade_text
     from ms_migrate.versions import Version
 
@@ -132,7 +133,8 @@ def test_downgrading_an_upgrade_prints_the_original_numbers(
         pytest.skip("nothing to downgrade: the upgrade wrote no top-level mindspore.grad/value_and_grad")
     script = tmp_path / case.source.name
     script.write_text(downgraded.text, encoding="utf-8")
-    original, round_trip = run_fixture(case.source, mode, tmp_path), run_fixture(script, mode, tmp_path)
+    original = run_fixture(case.source, mode, tmp_path)
+    round_trip = run_fixture(script, mode, tmp_path, ms_function_as_jit=True)
     assert structure(original) == structure(round_trip)
     np.testing.assert_allclose(
         np.array(flatten(round_trip)), np.array(flatten(original)), rtol=RTOL, atol=ATOL
