@@ -17,7 +17,7 @@ from ms_migrate.analysis.names import (
 from ms_migrate.analysis.project import last_name
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
-from ms_migrate.reasons import Reason, registry
+from ms_migrate.reasons import Note, Reason, registry
 from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
@@ -32,11 +32,23 @@ REASONS = registry(
         "Below MindSpore 1.8 only GradOperation exists. The downgrade converts "
         "`grad_fn = value_and_grad(fn, None, weights[, has_aux=True])` where `fn` is a `def` of the "
         "same scope with plain positional parameters, and `grad_fn` is only called, with those "
-        "parameters, positionally. Other shapes (input gradients, return_ids, sens_param, a grad "
-        "function passed around) are left for a hand conversion, with the detail saying which "
-        "condition failed.",
+        "parameters, positionally; and `self.grad_fn = value_and_grad(self.method, None, weights)` "
+        "in `__init__` of a plain class or of a direct subclass of `mindspore.nn.Cell`. Other shapes "
+        "(input gradients, return_ids, sens_param, a grad function passed around, a Cell on which "
+        "this file calls set_grad(), where PYNATIVE would run GradOperation's forward twice) are left "
+        "for a hand conversion, with the detail saying which condition failed.",
     ),
 )
+
+NOTES = {
+    "MSN004": Note(
+        "MSN004",
+        "the Cell holding value_and_grad now holds a generated Cell (its parameter names unchanged): "
+        "do not call set_grad() on the holding Cell, or in PYNATIVE mode GradOperation runs the "
+        "forward a second time per step (BatchNorm statistics and Dropout masks then change); its "
+        "cells_and_names() lists the two generated Cells.",
+    ),
+}
 
 BEFORE = """\
 import mindspore as ms
@@ -65,6 +77,17 @@ class ValueAndGradToGradOperation(Rule):
     modes: two separate calls from Python compile two graphs in GRAPH mode, and PYNATIVE reuses
     the recorded forward only of a `set_grad()` Cell.
 
+    A Cell that holds it (`self.grad_fn = value_and_grad(self.forward, None, weights)` in a train
+    step's `__init__`) gets the same two Cells, with the weights held by plain attribute, not
+    registered: Cell registers a Parameter set as its attribute, and the Cell holding the generated
+    one then prefixes their names with `grad_fn.`, which changes checkpoint keys. Held that way,
+    every parameter name, `parameters_and_names()` and `trainable_params()` stay as they were, and
+    the numbers (BatchNorm and Dropout included) are bit-identical in GRAPH mode, and in PYNATIVE
+    unless set_grad() is called on the holding Cell itself: PYNATIVE then records that Cell's
+    whole step, GradOperation finds no forward recorded for its own Cell and runs it again. Such a
+    Cell is left alone when this file calls its set_grad() (MSN004 says so for other files). Its
+    `cells_and_names()` gains the two generated Cells.
+
     `has_aux=True` becomes a forward Cell returning `(out[0],) + ops.stop_gradient(out[1:])`:
     GradOperation differentiates the sum of all outputs, and the auxiliaries then add nothing,
     as with has_aux. The call's result keeps its structure, `(outputs, grads)`.
@@ -78,6 +101,7 @@ class ValueAndGradToGradOperation(Rule):
     targets = VersionRange(high="1.8")
     prefilter = ("value_and_grad",)
     reasons = REASONS
+    notes = NOTES
     examples = Examples(
         valid=(Example("import mindspore as ms\ngrad = ms.ops.GradOperation(get_by_list=True)\n", "1.7"),),
         invalid=(Example(BEFORE, "1.7"),),
@@ -94,7 +118,7 @@ class ValueAndGradToGradOperation(Rule):
         edits: list[Edit] = []
         new_import: Optional[str] = None
         for call in _value_and_grad_calls(ctx):
-            site = _site(parents, call)
+            site = _site(ctx, parents, call)
             if isinstance(site, str):
                 found.append(REASONS["MSR020"].at(call.lineno, site))
                 continue
@@ -120,6 +144,8 @@ class ValueAndGradToGradOperation(Rule):
                     "that runs the forward once"
                 )
                 found.append(self.diagnostic(call.func, message, fix))
+                if site.in_cell:
+                    found.append(NOTES["MSN004"].at(call.lineno))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
@@ -140,6 +166,7 @@ class _Site:
     has_aux: bool
     before: ast.stmt  # the generated classes go right above this statement, at its indentation
     scope: Optional[Union[ast.FunctionDef, ast.AsyncFunctionDef]]  # where they go; None: module level
+    in_cell: bool = False  # self.grad_fn of a Cell: the generated Cell must not register the weights
 
 
 def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]:
@@ -211,7 +238,7 @@ def _arguments(call: ast.Call) -> Optional[tuple[ast.expr, ast.expr, ast.expr, b
     return given["fn"], given["grad_position"], given["weights"], has_aux
 
 
-def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
+def _site(ctx: FileContext, parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
     """The site, or why it is not in the shape converted (MSR020's detail)."""
     statement = parents.get(call)
     if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
@@ -226,7 +253,7 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
     if isinstance(target, ast.Name):
         return _function_site(parents, statement, call, fn, weights, has_aux)
     if _is_self_attribute(target):
-        return _attribute_site(parents, statement, call, fn, weights, has_aux)
+        return _attribute_site(ctx, parents, statement, call, fn, weights, has_aux)
     return "not assigned to a name or to self.<name>"
 
 
@@ -268,6 +295,7 @@ def _function_site(
 
 
 def _attribute_site(
+    ctx: FileContext,
     parents: dict[ast.AST, ast.AST],
     statement: ast.Assign,
     call: ast.Call,
@@ -276,7 +304,8 @@ def _attribute_site(
     has_aux: bool,
 ) -> Union[_Site, str]:
     """`self.grad_fn = value_and_grad(self.forward, None, weights)` in `__init__` of a plain class
-    (a trainer, not a Cell), forward a method of that class, and `self.grad_fn` only called there."""
+    (a trainer) or of a direct subclass of `mindspore.nn.Cell` (a train step), forward a method of
+    that class, and `self.grad_fn` only called there."""
     init = parents.get(statement)
     class_def = parents.get(init) if init is not None else None
     if not (
@@ -286,10 +315,9 @@ def _attribute_site(
         and isinstance(parents.get(class_def), ast.Module)
     ):
         return "self.<name> assigned outside the __init__ of a module-level class"
-    if any(last_name(base) != "object" for base in class_def.bases) or class_def.keywords:
-        # Measured: a Cell holding the generated Cell renames the parameters (checkpoint keys
-        # gain a `grad_fn.` prefix); a plain class renames nothing.
-        return f"{class_def.name} has a base class (a Cell would rename its parameters)"
+    in_cell = _is_cell_class(ctx, class_def)
+    if not in_cell and (any(last_name(base) != "object" for base in class_def.bases) or class_def.keywords):
+        return f"{class_def.name} has a base class other than object or mindspore.nn.Cell"
     if not _is_self_attribute(fn):
         return "the differentiated function is not a name or self.<method>"
     method_name = fn.attr  # type: ignore[attr-defined]
@@ -319,8 +347,85 @@ def _attribute_site(
     problem = _calls_only(parents, mentions, statement.targets[0], f"`self.{grad_fn}`", len(params))
     if problem:
         return problem
+    if in_cell:
+        problem = _cell_problem(parents, class_def, init, statement)
+        if problem:
+            return problem
     before = class_def.decorator_list[0] if class_def.decorator_list else class_def
-    return _Site(statement, call, function, fn, params, weights, has_aux, before, None)  # type: ignore[arg-type]
+    return _Site(statement, call, function, fn, params, weights, has_aux, before, None, in_cell)  # type: ignore[arg-type]
+
+
+def _is_cell_class(ctx: FileContext, class_def: ast.ClassDef) -> bool:
+    """A direct subclass of `mindspore.nn.Cell` and nothing else: a base of the user's own could
+    hold or call what the analysis does not see."""
+    return (
+        len(class_def.bases) == 1
+        and not class_def.keywords
+        and ctx.qualified_name(class_def.bases[0]) in {"mindspore.nn.Cell", "mindspore.nn.cell.Cell"}
+    )
+
+
+def _cell_problem(
+    parents: dict[ast.AST, ast.AST], class_def: ast.ClassDef, init: ast.FunctionDef, statement: ast.Assign
+) -> Optional[str]:
+    """Why a Cell's `self.grad_fn = value_and_grad(...)` cannot become the generated Cell.
+
+    Assigning a Cell attribute before `Cell.__init__` raises, where the function did not. And
+    measured on MindSpore 2.10 CPU: with set_grad() on the Cell that holds it, PYNATIVE records
+    that Cell's whole step, GradOperation finds no recorded forward of its own and runs the
+    forward a second time (BatchNorm statistics and Dropout masks then differ); value_and_grad
+    runs it once whatever set_grad() says. On the network inside, set_grad() changes nothing.
+    """
+    initialised = False
+    for item in init.body:
+        if item is statement:
+            break
+        initialised = initialised or _is_init_call(item)
+    if not initialised:
+        target = ast.unparse(statement.targets[0])
+        return f"`{target}` is assigned before {class_def.name}'s super().__init__()"
+    module = parents[class_def]
+    instances = {
+        target.id
+        for node in ast.walk(module)
+        if isinstance(node, ast.Assign) and _constructs(node.value, class_def.name)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        receiver = node.func.value
+        named = receiver.id if isinstance(receiver, ast.Name) else None
+        on_self = named == "self" and _inside(parents, node, class_def)
+        on_instance = named in instances or _constructs(receiver, class_def.name)
+        if node.func.attr == "set_grad" and (on_self or on_instance):
+            return (
+                f"set_grad() is called on the Cell {class_def.name} (line {node.lineno}): in PYNATIVE "
+                "mode GradOperation would then run its forward a second time"
+            )
+    return None
+
+
+def _is_init_call(statement: ast.stmt) -> bool:
+    """`super().__init__(...)`, `super(Step, self).__init__(...)` or `nn.Cell.__init__(self, ...)`."""
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Attribute)
+        and statement.value.func.attr == "__init__"
+    )
+
+
+def _constructs(node: ast.AST, class_name: str) -> bool:
+    return isinstance(node, ast.Call) and last_name(node.func) == class_name
+
+
+def _inside(parents: dict[ast.AST, ast.AST], node: ast.AST, ancestor: ast.AST) -> bool:
+    current = parents.get(node)
+    while current is not None and current is not ancestor:
+        current = parents.get(current)
+    return current is ancestor
 
 
 def _assigned_on_self(class_def: ast.ClassDef, name: str) -> int:
@@ -396,13 +501,15 @@ def _rewrite(
     reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
         return "no free name for mindspore"
+    if site.in_cell and "object" in taken:
+        return "the file binds `object`, which the generated Cell calls"
     params = list(site.params)
     forward, step = _free("_Forward", taken), _free("_ValueAndGrad", taken)
     lines = ctx.text.splitlines(keepends=True)
     first = lines[site.before.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
     newline = newline_of(lines)
-    classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux)
+    classes = _classes(reference.expression, forward, step, ", ".join(params), site.has_aux, site.in_cell)
     blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     body = (newline * blank).join(
         "".join(indent + line if line.strip() else line for line in block.splitlines(keepends=True))
@@ -427,12 +534,21 @@ def _rewrite(
     return edits, reference.new_import or pending
 
 
-def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> list[str]:
+def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool, in_cell: bool) -> list[str]:
     if has_aux:
         # GradOperation differentiates the sum of the outputs: the auxiliaries must add nothing.
         body = f"out = self.fn({params})\n        return (out[0],) + {ms}.ops.stop_gradient(out[1:])\n"
     else:
         body = f"return self.fn({params})\n"
+    if in_cell:
+        # Cell.__setattr__ would register the weights here, and the Cell holding this one would
+        # then prefix their names with its attribute's (`grad_fn.`): checkpoint keys would change.
+        weights = (
+            "        # Held, not registered: a Cell holding this one would prefix the weights' names.\n"
+            '        object.__setattr__(self, "weights", weights)\n'
+        )
+    else:
+        weights = "        self.weights = weights\n"
     return [
         f"class {forward}({ms}.nn.Cell):\n"
         '    """The function as a Cell: GradOperation reuses its recorded forward."""\n'
@@ -450,7 +566,7 @@ def _classes(ms: str, forward: str, step: str, params: str, has_aux: bool) -> li
         "        super().__init__()\n"
         "        self.forward = forward\n"
         "        self.forward.set_grad()\n"
-        "        self.weights = weights\n"
+        f"{weights}"
         f"        self.grad = {ms}.ops.GradOperation(get_by_list=True)\n"
         "\n"
         f"    def construct(self, {params}):\n"
