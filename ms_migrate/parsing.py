@@ -9,6 +9,7 @@ rerun pays for none).
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ def precheck(text: str) -> ast.Module:
     except (RecursionError, MemoryError) as error:
         raise ParseFailure("too deeply nested to process", 0) from error
     try:
-        compile(tree, "<input>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # `x is not ""`: the user's own lint, not ours to print
+            warnings.simplefilter("ignore")
+            compile(tree, "<input>", "exec", dont_inherit=True)
     except SyntaxError as error:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except RecursionError as error:

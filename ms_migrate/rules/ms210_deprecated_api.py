@@ -204,21 +204,28 @@ class _Finder:
         return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
     def _report(self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None) -> Diagnostic:
-        version = ".".join(self.catalogue.mindspore.split(".")[:2])
-        since = f"since MindSpore {entry.since}" if entry.since else f"in MindSpore {version}"
         if entry.kind == "parameter":
             subject = f"keyword `{entry.parameter}=` of `{_short(entry.name)}`"
         elif entry.kind == "context-key":
             subject = f"`set_context` key `{entry.parameter}`"
         elif entry.kind == "module":
-            subject = f"module `{entry.name}` ({shown})" if shown else f"module `{entry.name}`"
+            subject = f"module `{entry.name}`"
         else:
-            subject = f"{shown} (`{entry.name}`)" if shown else f"`{entry.name}`"
-        message = f"{subject} is deprecated {since} (target {self.ctx.target}) and will be removed"
+            named = f"`{entry.name}`"
+            subject = f"{shown} ({named})" if shown and shown != named else named
+        if entry.since:
+            message = f"{subject} is deprecated since MindSpore {entry.since}"
+        else:  # the catalogue's MindSpore says so, without saying since when
+            version = ".".join(self.catalogue.mindspore.split(".")[:2])
+            message = f"MindSpore {version} marks {subject} deprecated"
+        message += f" (target {self.ctx.target})"
+        replacement = entry.replacement or ""
         if entry.dotted_replacement:
             message += f"; use `{entry.dotted_replacement}` instead"
-        elif entry.replacement:
-            message += f"; MindSpore says to use: {entry.replacement}"
+        elif entry.kind in ("parameter", "context-key") and replacement.isidentifier():
+            message += f"; use `{replacement}=` instead"
+        elif replacement:
+            message += f"; MindSpore says to use: {re.sub(r'^(?:the|a|an) ', '', replacement)}"
         else:
             message += "; MindSpore names no replacement"
         return self.rule.diagnostic(node, message, fix, entry.replacement)
