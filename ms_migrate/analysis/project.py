@@ -474,6 +474,8 @@ class ProjectIndex:
         for path in self._calls.get(owner.name, []):
             if path == self._local_path:
                 continue
+            if not _may_import(path, owner.name):
+                continue  # without a from-import of the name, the file can only mean its own class
             facts = self._file(path)
             # The names that can mean this class there, resolved before the file's calls are
             # gathered: in a model zoo most files calling a `TrainOneStepCell` mean their own.
@@ -491,6 +493,22 @@ class ProjectIndex:
             for local_name in meaning_this:
                 found += [(path, call) for call in facts.calls.get(local_name, [])]
         return found
+
+
+def _may_import(path: Path, name: str) -> bool:
+    """Whether the file's text may hold `from ... import <name>` (plain, parenthesised, continued
+    with a backslash): without one, ``resolve`` finds ``name`` only among the file's own classes.
+    A look at the text, so that a zoo of files calling their own `TrainStep(` is not parsed."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = text.replace("\\\r\n", " ").replace("\\\n", " ")
+    except OSError:
+        return True
+    word = re.escape(name)
+    return bool(
+        re.search(rf"\bfrom[ \t]+[\w.]+[ \t]+import\b[^\n]*\b{word}\b", text)
+        or re.search(rf"\bfrom[ \t]+[\w.]+[ \t]+import[ \t]*\((?:[^)#]|#[^\n]*)*?\b{word}\b", text)
+    )
 
 
 def _combine(answers: set[Optional[bool]]) -> Optional[bool]:
