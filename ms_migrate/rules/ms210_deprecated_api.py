@@ -239,17 +239,27 @@ class _Finder:
             text,
         )
 
+    def _segment(self, node: ast.AST) -> str:
+        """The source of ``node`` (ast.get_source_segment splits the whole text at each call)."""
+        first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        text = "".join(self.lines[first - 1 : last]).encode("utf-8")
+        start = node.col_offset  # type: ignore[attr-defined]
+        end = len(text) - len(self.lines[last - 1].encode("utf-8")) + (node.end_col_offset or 0)  # type: ignore[attr-defined]
+        return text[start:end].decode("utf-8")
+
     def _fix(self, edits: list[Edit], entry: Deprecation) -> Fix:
         return Fix(tuple(edits), "exact", f"use {entry.dotted_replacement} (a drop-in rename)")
 
     def _use_fix(self, node: ast.Attribute, entry: Deprecation, scopes: list[Scope]) -> Optional[Fix]:
+        if not self.ctx.fixes:
+            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None:
             return None
         module, _, name = new.rpartition(".")
         parent = self.resolver.qualified_name(node.value, scopes)
         if parent == module:
-            spelled = f"{ast.get_source_segment(self.ctx.text, node.value)}.{name}"
+            spelled = f"{self._segment(node.value)}.{name}"
         else:
             reference = module_reference(self.resolver, self.names, module, scopes)
             if reference is None or reference.new_import is not None:
@@ -260,6 +270,8 @@ class _Finder:
         return self._fix([edit], entry)
 
     def _method_fix(self, node: ast.Attribute, entry: Deprecation) -> Optional[Fix]:
+        if not self.ctx.fixes:
+            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or new.rpartition(".")[0] not in TENSOR_CLASSES:
             return None
@@ -272,6 +284,8 @@ class _Finder:
     def _import_rename_fix(self, node: ast.ImportFrom, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
         """`from M import old` -> `from M import new`, and each use of `old` renamed, when the
         replacement lives in the same module and nothing else in the file is called `new`."""
+        if not self.ctx.fixes:
+            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         at_module_level = any(node is statement for statement in self.tree.body)
         if not entry.rename or new is None or entry.kind != "api" or not at_module_level:
@@ -295,6 +309,8 @@ class _Finder:
         return self._fix(edits, entry)
 
     def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
+        if not self.ctx.fixes:
+            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or alias.asname is None or alias.name != entry.name:
             return None
@@ -302,10 +318,12 @@ class _Finder:
         return self._fix([self._edit(alias.lineno, start, alias.lineno, start + len(alias.name), new)], entry)
 
     def _from_module_fix(self, node: ast.ImportFrom, entry: Deprecation) -> Optional[Fix]:
+        if not self.ctx.fixes:
+            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or node.module not in entry.names:
             return None
-        segment = ast.get_source_segment(self.ctx.text, node) or ""
+        segment = self._segment(node)
         offset = segment.find(node.module or "", len("from"))
         if offset < 0 or "\n" in segment[:offset]:
             return None
