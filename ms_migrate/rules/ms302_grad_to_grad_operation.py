@@ -1,4 +1,4 @@
-"""MS302: `grad(fn[, grad_position][, weights][, has_aux])` for a MindSpore older than 1.8."""
+"""MS302: `grad(fn[, grad_position][, weights][, has_aux][, sens_param])` for a MindSpore older than 1.8."""
 
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ REASONS = registry(
         "`grad(fn, (0, ..., n-1))` for a `def` of n plain parameters (every input's gradient) map "
         "to a GradOperation returning exactly what grad returned. Other positions and has_aux "
         "become a generated `def` that selects from every input's gradient (see MSR022 for where "
-        "that is not done). Input and weight gradients together, return_ids and sens_param are "
-        "left for a hand conversion.",
+        "that is not done). `sens_param=True` maps to GradOperation's `sens_param=True` on those "
+        "first three forms, the sens staying the last call argument. Input and weight gradients "
+        "together, return_ids, and sens_param with other positions or with has_aux are left for a "
+        "hand conversion.",
     ),
     Reason(
         "MSR022",
@@ -72,6 +74,14 @@ class GradToGradOperation(Rule):
     runs a separate forward, so there is nothing to merge: measured on MindSpore 2.10 CPU, with a
     BatchNorm network for the weights, bit-identical in PYNATIVE and GRAPH mode.
 
+    `sens_param=True` (the sensitivity, a loss scale say, passed after the inputs) adds
+    `sens_param=True` to those GradOperations, the call unchanged: measured on 2.10 CPU with
+    Dense and BatchNorm over three optimizer steps and a scalar sens (`ops.fill(ms.float32, (),
+    1024.0)`), and with a two-output function and a tuple sens for the weights, gradients,
+    parameters and BatchNorm statistics are bit-identical in both modes. With other positions or
+    has_aux it is left alone: the generated def would need the sens too, and with has_aux 2.10
+    wants a sens for output 0 only in PYNATIVE mode and one per output in GRAPH mode.
+
     Other positions become a generated `def` placed right above the statement of the call: it
     takes `GradOperation(get_all=True)`, which returns a tuple of every input's gradient (also
     for a one-input function, measured on 2.10), and returns the positions asked for with the
@@ -102,6 +112,9 @@ class GradToGradOperation(Rule):
                     "    return ms.grad(net, None, weights)(x)\n", "1.7"),
             Example("import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
                     "dy = ms.grad(f, 1)(1.0, 2.0)\n", "1.7"),
+            Example("import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
+                    "    sens = ms.ops.fill(ms.float32, (), scale)\n"
+                    "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n", "1.7"),
         ),
     )
 
@@ -124,6 +137,9 @@ class GradToGradOperation(Rule):
                 continue
             form = _inline_form(parents, call, arguments)
             helper: Optional[_Helper] = None
+            if form is None and arguments.sens:
+                found.append(REASONS["MSR021"].at(call.lineno, _SENS_REFUSED))
+                continue
             if form is None:
                 selection = _selection_site(ctx, parents, call, arguments, lines)
                 if isinstance(selection, tuple):
@@ -174,6 +190,14 @@ class _Arguments:
     position: ast.expr
     weights: Optional[ast.expr]  # None: no weights (absent or a literal None)
     has_aux: bool
+    sens: bool  # sens_param=True: the gradient function takes the sensitivity after the inputs
+
+
+_SENS_REFUSED = (
+    "sens_param=True with has_aux or positions other than 0, None (with weights) or every input "
+    "(the generated def would need the sens; with has_aux 2.10 wants a sens for output 0 only in "
+    "PYNATIVE mode and one per output in GRAPH mode)"
+)
 
 
 def _arguments(call: ast.Call) -> Union[_Arguments, str]:
@@ -182,9 +206,13 @@ def _arguments(call: ast.Call) -> Union[_Arguments, str]:
         return "starred or extra arguments"
     names = ("fn", "grad_position", "weights", "has_aux")
     given: dict[str, ast.expr] = dict(zip(names, call.args))
+    sens: ast.expr = ast.Constant(False)
     for keyword in call.keywords:
+        if keyword.arg == "sens_param":
+            sens = keyword.value
+            continue
         if keyword.arg not in names or keyword.arg in given:
-            return f"the keyword {keyword.arg or '**'}= (return_ids, sens_param: by hand)"
+            return f"the keyword {keyword.arg or '**'}= (return_ids: by hand)"
         given[keyword.arg] = keyword.value
     fn = given.get("fn")
     if fn is None:
@@ -192,16 +220,29 @@ def _arguments(call: ast.Call) -> Union[_Arguments, str]:
     aux = given.get("has_aux", ast.Constant(False))
     if not (isinstance(aux, ast.Constant) and aux.value in (True, False) and type(aux.value) is bool):
         return "has_aux is not a literal True or False"
+    if not (isinstance(sens, ast.Constant) and type(sens.value) is bool):
+        return "sens_param is not a literal True or False"
     weights = given.get("weights")
     if isinstance(weights, ast.Constant) and weights.value is None:
         weights = None
-    return _Arguments(fn, given.get("grad_position", ast.Constant(0)), weights, aux.value)
+    return _Arguments(fn, given.get("grad_position", ast.Constant(0)), weights, aux.value, sens.value)
 
 
 def _inline_form(
     parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments
 ) -> Optional[tuple[str, tuple[ast.expr, ...]]]:
     """(GradOperation flags, what it is applied to) where GradOperation alone returns the same."""
+    form = _plain_inline_form(parents, call, arguments)
+    if form is None or not arguments.sens:
+        return form
+    flags, operands = form
+    # The sens stays the call's last argument: GradOperation(sens_param=True) takes it there too.
+    return ", ".join(item for item in (flags, "sens_param=True") if item), operands
+
+
+def _plain_inline_form(
+    parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments
+) -> Optional[tuple[str, tuple[ast.expr, ...]]]:
     if arguments.has_aux:
         return None
     positions = _positions(arguments.position)
