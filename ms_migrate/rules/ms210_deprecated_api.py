@@ -16,7 +16,6 @@ from ms_migrate.analysis.names import (
     Scope,
     all_names,
     dotted_name,
-    enclosing_scopes,
     module_reference,
 )
 from ms_migrate.context import FileContext
@@ -94,8 +93,6 @@ class _Finder:
         self.hits = _matched_positions(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None
-        self._parents: Optional[dict[ast.AST, ast.AST]] = None
-        self._scopes_of: dict[int, list[Scope]] = {}
         self._tensor_candidates: dict[str, bool] = {}
 
     # --- what is reported --------------------------------------------------------------------
@@ -108,7 +105,6 @@ class _Finder:
                 yield from self._import(node)
                 continue
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                self._scopes_of[id(node)] = scopes
                 if not (isinstance(parent, ast.Attribute) and parent.value is node):
                     found = self._chain(node, scopes)
                     if found is not None:
@@ -282,31 +278,21 @@ class _Finder:
         )
 
     def _import_rename_fix(self, node: ast.ImportFrom, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
-        """`from M import old` -> `from M import new`, and each use of `old` renamed, when the
-        replacement lives in the same module and nothing else in the file is called `new`."""
+        """`from M import old [as x]` -> `from M import new as old` (or `as x`), when the
+        replacement lives in the same module. The local name stays bound, so the file's uses,
+        `__all__` and other modules importing the name from this one all keep working."""
         if not self.ctx.fixes:
             return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
-        at_module_level = any(node is statement for statement in self.tree.body)
-        if not entry.rename or new is None or entry.kind != "api" or not at_module_level:
+        if not entry.rename or new is None or entry.kind != "api":
             return None
         module, _, name = new.rpartition(".")
-        if module != node.module or name in self.names:
+        if module != node.module:
             return None
-        start_byte = alias.col_offset
-        edits = [self._edit(alias.lineno, start_byte, alias.lineno, start_byte + len(alias.name), name)]
-        if alias.asname is None:
-            for use in ast.walk(self.tree):
-                if isinstance(use, ast.Name) and use.id == alias.name:
-                    if not isinstance(use.ctx, ast.Load) or not self.resolver.is_free(
-                        use.id, self._scopes(use)
-                    ):
-                        return None
-                    end = use.end_col_offset or 0
-                    edits.append(self._edit(use.lineno, use.col_offset, use.lineno, end, name))
-            if self.resolver.imports.get(alias.name) is None:
-                return None
-        return self._fix(edits, entry)
+        start = alias.col_offset
+        end = start + len(alias.name.encode("utf-8"))
+        spelled = name if alias.asname is not None else f"{name} as {alias.name}"
+        return self._fix([self._edit(alias.lineno, start, alias.lineno, end, spelled)], entry)
 
     def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
         if not self.ctx.fixes:
@@ -340,19 +326,6 @@ class _Finder:
         if self._names is None:
             self._names = all_names(self.tree)
         return self._names
-
-    @property
-    def parents(self) -> dict[ast.AST, ast.AST]:
-        """Every node's parent: built only for a rename, which must see every use of a name."""
-        if self._parents is None:
-            self._parents = {
-                child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)
-            }
-        return self._parents
-
-    def _scopes(self, node: ast.AST) -> list[Scope]:
-        known = self._scopes_of.get(id(node))
-        return known if known is not None else enclosing_scopes(self.parents, node)
 
     def _is_tensor(self, node: ast.AST, scopes: list[Scope]) -> bool:
         """``node`` provably holds a Tensor: `Tensor(...)` itself, or a name bound only to one."""
