@@ -12,6 +12,8 @@ import ast
 import warnings
 from typing import TYPE_CHECKING
 
+from ms_migrate.analysis.walk import child_nodes
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -40,7 +42,7 @@ def _depth(tree: ast.AST) -> int:
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1) for child in child_nodes(node))
     return deepest
 
 

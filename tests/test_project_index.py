@@ -123,7 +123,7 @@ def test_a_same_named_class_elsewhere_in_the_tree_does_not_count(tmp_path: Path)
 
 def test_file_facts_follow_the_last_assignment_and_bases() -> None:
     facts = file_facts("net = A()\nnet = B(net)\nStep(net, opt)\nclass C(B):\n    pass\n")
-    assert facts.calls["Step"][0][0][0] == {"B"}
+    assert facts.calls_of(["Step"])["Step"][0][0][0] == {"B"}
     index = ProjectIndex().with_local(
         "class B:\n    def construct(self, *x):\n        pass\nclass C(B):\n    pass\n"
     )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Optional, Union
 
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 
 Function = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
@@ -78,12 +79,12 @@ _SHARED = "_autodiff_file"
 
 def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """Nodes of ``scope`` outside the functions, lambdas and classes nested in it."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = list(child_nodes(scope))
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
 
 def _body(scope: Scope) -> list[ast.AST]:
@@ -139,7 +140,7 @@ class Differentiated:
         """Whether the body may read ``name`` (a nested function's read counts too)."""
         body = _body(self.function)
         for root in body:
-            for node in ast.walk(root):
+            for node in walk(root):
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                     return True
                 if (
@@ -202,7 +203,7 @@ class AutodiffFile:
         stack: list[ast.AST] = [self.tree]
         while stack:
             node = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 parents[child] = node
                 stack.append(child)
             if isinstance(node, ast.Call):
@@ -262,7 +263,7 @@ class AutodiffFile:
             bound.setdefault(name, []).append(node)
 
         def bind_target(target: ast.AST, node: ast.AST) -> None:
-            for item in ast.walk(target):
+            for item in walk(target):
                 if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store):
                     bind(item.id, node)
 
@@ -470,7 +471,7 @@ class AutodiffFile:
         """Every `set_context(mode=...)` in the file, through any alias, with the mode it selects:
         "graph" (`GRAPH_MODE` or 0), "pynative" (`PYNATIVE_MODE` or 1) or None (not a literal)."""
         found: list[tuple[ast.Call, Optional[str]]] = []
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if not isinstance(node, ast.Call) or self.ctx.qualified_name(node.func) not in SET_CONTEXT:
                 continue
             for keyword in node.keywords:
@@ -502,7 +503,7 @@ class AutodiffFile:
         ``@jit`` functions), and every name or attribute they mention."""
         if self._compiled is None:
             found: list[Function] = []
-            for node in ast.walk(self.tree):
+            for node in walk(self.tree):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                     self.is_jit(node)
                     or (node.name == "construct" and isinstance(self.parents.get(node), ast.ClassDef))
@@ -511,7 +512,7 @@ class AutodiffFile:
             mentioned = {
                 item.id if isinstance(item, ast.Name) else item.attr
                 for body in found
-                for item in ast.walk(body)
+                for item in walk(body)
                 if isinstance(item, (ast.Name, ast.Attribute))
             }
             self._compiled = (found, mentioned)
@@ -552,7 +553,7 @@ def _self_assignments(cls: ast.ClassDef) -> dict[str, list[ast.AST]]:
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 targets = [node.target]
             for target in targets:
-                for item in ast.walk(target):
+                for item in walk(target):
                     if (
                         isinstance(item, ast.Attribute)
                         and _is_self(item.value, method)

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from ms_migrate.analysis.walk import child_nodes, walk
+
 Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -45,7 +47,7 @@ def variable_names(node: ast.AST, attributes: bool = False) -> set[str]:
     """Names ``node`` reads or binds: variables, parameters, keyword names, def, class and import
     names. The attribute part of ``a.x`` is not one, unless ``attributes``."""
     found: set[str] = set()
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Name):
             found.add(child.id)
         elif isinstance(child, ast.Attribute):
@@ -75,7 +77,7 @@ def loaded_names(tree: ast.AST) -> Counter[str]:
     alive. Names in `__all__` and strings that are identifiers count too (star-importers, string
     annotations): a conservative count never drops an import that is still used."""
     counts: Counter[str] = Counter()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             counts[node.id] += 1
         elif isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
@@ -169,7 +171,7 @@ def bound_in(
         elif isinstance(node, ast.Global):
             names.update(node.names)
         if expressions:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         else:
             for block in _BLOCKS:
                 stack.extend(getattr(node, block, ()))

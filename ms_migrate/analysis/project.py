@@ -13,14 +13,17 @@ or instantiate a class by name, and only those are parsed (with ``ast``), once e
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Optional, Union
+
+from ms_migrate.analysis.walk import child_nodes, walk
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
@@ -44,14 +47,52 @@ class FileFacts:
     classes: list[ClassFacts] = field(default_factory=list)
     # `from module import name as local`: local -> (module, level, name)
     imports: dict[str, tuple[str, int, str]] = field(default_factory=dict)
-    tree: Optional[ast.Module] = field(default=None, repr=False)  # until ``calls`` is built
+    tree: Optional[ast.Module] = field(default=None, repr=False)
+    text: str = field(default="", repr=False)
+    _calls: dict[frozenset[str], Calls] = field(default_factory=dict, repr=False)
 
-    @cached_property
-    def calls(self) -> Calls:
-        """Class name -> one entry per call: (positional argument classes, keyword argument
-        classes). Built on first need: most files are asked only for their classes and imports."""
-        tree, self.tree = self.tree, None
-        return _calls(tree) if tree is not None else defaultdict(list)
+    def calls_of(self, names: Iterable[str]) -> Calls:
+        """Class name (of ``names``) -> one entry per call: (positional argument classes, keyword
+        argument classes). Built on first need, and only from the functions whose lines mention
+        one of ``names``: most files are asked only for their classes and imports, and the rest
+        for one class."""
+        wanted = frozenset(names)
+        if wanted not in self._calls:
+            found: Calls = defaultdict(list)
+            if self.tree is not None:
+                found = _calls(self.tree, wanted, _lines_mentioning(self.text, wanted))
+            self._calls[wanted] = found
+        return self._calls[wanted]
+
+
+def _lines_mentioning(text: str, names: frozenset[str]) -> list[int]:
+    """The lines (from 1, as ``ast`` counts them: `\\r\\n`, `\\r` and `\\n` end one) where one of
+    ``names`` occurs as a word, in order."""
+    if not names:
+        return []
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    breaks = [match.end() for match in _LINE_BREAK.finditer(text)]
+    return sorted({bisect.bisect_right(breaks, match.start()) + 1 for match in pattern.finditer(text)})
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+# The fields through which a statement holds statements, in ``_fields`` order: a walk along them
+# meets every statement (and only statements, handlers and match cases) in ``ast.walk``'s order.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def walk_statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` restricted to statements (with the except handlers and match cases that hold
+    some): class and function definitions and imports are statements, and the expressions that
+    make up most of a tree hold none."""
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                queue.extend(children)
 
 
 def last_name(node: ast.AST) -> Optional[str]:
@@ -75,7 +116,7 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
             construct = item.args.vararg is not None
         elif item.name == "__init__":
             init_params = tuple(arg.arg for arg in [*item.args.posonlyargs, *item.args.args][1:])
-            for statement in ast.walk(item):
+            for statement in walk_statements(item):
                 if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
                     continue
                 target = statement.targets[0]
@@ -98,31 +139,37 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
                 attributes[target.attr] = fact
     assigned = frozenset(
         target.attr
-        for statement in ast.walk(node)
+        for statement in walk_statements(node)
         if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign))
         for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
-        for target in ast.walk(target)
+        for target in walk(target)
         if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
     )
     methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return ClassFacts(node.name, bases, construct, init_params, attributes, assigned | methods)
 
 
-def _scopes(tree: ast.Module) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:
+def _scopes(
+    tree: ast.Module, lines: Sequence[int]
+) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:
+    """The module, and the functions whose source (decorators included) spans one of ``lines``."""
     yield tree
-    for node in ast.walk(tree):
+    for node in walk_statements(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            index = bisect.bisect_left(lines, first)
+            if index < len(lines) and lines[index] <= (node.end_lineno or node.lineno):
+                yield node
 
 
 def _own_nodes(scope: ast.AST) -> Iterable[ast.AST]:
     """Nodes of ``scope`` outside nested functions and classes."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = list(child_nodes(scope))
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
 
 def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
@@ -134,20 +181,22 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             return facts
-    for node in ast.walk(tree):
+    for node in walk_statements(tree):
         if isinstance(node, ast.ClassDef):
             facts.classes.append(_class_facts(node))
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 facts.imports[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
-    facts.tree = tree
+    facts.tree, facts.text = tree, text
     return facts
 
 
-def _calls(tree: ast.Module) -> Calls:
+def _calls(tree: ast.Module, wanted: frozenset[str], lines: Sequence[int]) -> Calls:
     calls: Calls = defaultdict(list)
-    for scope in _scopes(tree):
+    for scope in _scopes(tree, lines):
         nodes = list(_own_nodes(scope))
+        if not any(isinstance(node, ast.Call) and last_name(node.func) in wanted for node in nodes):
+            continue  # no call of these names here (most scopes, when a line mentions one)
         # variable -> (line, class it was built from, or "?") for each assignment, in line order
         made: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for node in nodes:
@@ -180,7 +229,7 @@ def _calls(tree: ast.Module) -> Calls:
             if not isinstance(node, ast.Call):
                 continue
             callee = last_name(node.func)
-            if not callee or not callee[:1].isupper():
+            if callee not in wanted or not callee[:1].isupper():
                 continue
             positional: list[set[str]] = []
             for argument in node.args:
@@ -283,6 +332,7 @@ class ProjectIndex:
         self._calls: dict[str, list[Path]] = {}
         self._scanned: list[bool] = [False]
         self._facts: dict[Path, FileFacts] = {}
+        self._imported_words: dict[Path, frozenset[str]] = {}
         self._modules: dict[tuple[str, int, Optional[Path]], list[Path]] = {}
         self._local_text = ""
         self._local_path: Optional[Path] = None
@@ -352,6 +402,15 @@ class ProjectIndex:
                 text = ""
             self._facts[path] = file_facts(text)
         return self._facts[path]
+
+    def _from_imported(self, path: Path) -> frozenset[str]:
+        if path not in self._imported_words:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._imported_words[path] = from_imported_words(text)
+        return self._imported_words[path]
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
         """Files of the run that `from <level dots><module> import ...` in ``importer`` can mean."""
@@ -468,13 +527,13 @@ class ProjectIndex:
         """Calls of the class defined in the file being migrated, wherever the run holds them."""
         self._scan()
         found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
-            (None, call) for call in self.local.calls.get(owner.name, [])
+            (None, call) for call in self.local.calls_of([owner.name]).get(owner.name, [])
         ]
         self._consulted.names.add(owner.name)
         for path in self._calls.get(owner.name, []):
             if path == self._local_path:
                 continue
-            if not _may_import(path, owner.name):
+            if owner.name not in self._from_imported(path):
                 continue  # without a from-import of the name, the file can only mean its own class
             facts = self._file(path)
             # The names that can mean this class there, resolved before the file's calls are
@@ -490,25 +549,48 @@ class ProjectIndex:
                     for where, item in self.resolve(local, path)
                 )
             ]
+            calls = facts.calls_of(meaning_this)
             for local_name in meaning_this:
-                found += [(path, call) for call in facts.calls.get(local_name, [])]
+                found += [(path, call) for call in calls.get(local_name, [])]
         return found
 
 
-def _may_import(path: Path, name: str) -> bool:
-    """Whether the file's text may hold `from ... import <name>` (plain, parenthesised, continued
-    with a backslash): without one, ``resolve`` finds ``name`` only among the file's own classes.
-    A look at the text, so that a zoo of files calling their own `TrainStep(` is not parsed."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        text = text.replace("\\\r\n", " ").replace("\\\n", " ")
-    except OSError:
-        return True
-    word = re.escape(name)
-    return bool(
-        re.search(rf"\bfrom[ \t]+[\w.]+[ \t]+import\b[^\n]*\b{word}\b", text)
-        or re.search(rf"\bfrom[ \t]+[\w.]+[ \t]+import[ \t]*\((?:[^)#]|#[^\n]*)*?\b{word}\b", text)
-    )
+_FROM_IMPORT = re.compile(r"\bfrom[ \t]+[\w.]+[ \t]+import\b[ \t]*(\()?")
+_WORD = re.compile(r"\w+")
+
+
+def from_imported_words(text: str) -> frozenset[str]:
+    """Every word that follows `from ... import` in ``text``, to the end of its line or, when
+    parenthesised, to the closing parenthesis (comments included; backslash continuations joined).
+
+    A superset of the names the file's from-imports bind: without ``name`` among them,
+    ``resolve`` can find ``name`` only among the file's own classes. A look at the text, once per
+    file, so that a zoo of files calling their own `TrainStep(` is not parsed."""
+    text = text.replace("\\\r\n", " ").replace("\\\n", " ")
+    words: set[str] = set()
+    for match in _FROM_IMPORT.finditer(text):
+        start = match.end()
+        end = text.find("\n", start)
+        line_end = len(text) if end < 0 else end
+        words.update(_WORD.findall(text, start, line_end))
+        if match.group(1):
+            words.update(_WORD.findall(text, start, _closing_parenthesis(text, start)))
+    return frozenset(words)
+
+
+def _closing_parenthesis(text: str, start: int) -> int:
+    """Where the first `)` after ``start`` that is not inside a `#` comment is (or the end)."""
+    position = start
+    while True:
+        close, comment = text.find(")", position), text.find("#", position)
+        if close < 0:
+            return len(text)
+        if comment < 0 or close < comment:
+            return close
+        newline = text.find("\n", comment)
+        if newline < 0:
+            return len(text)
+        position = newline
 
 
 def _combine(answers: set[Optional[bool]]) -> Optional[bool]:

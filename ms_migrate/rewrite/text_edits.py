@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ms_migrate.analysis.walk import walk
 from ms_migrate.diagnostics import Edit
 
 
@@ -42,7 +43,7 @@ def dead_imports(tree: ast.Module, lines: list[str], converted: set[int], name: 
     converted call (``converted``: the ids of their ``func`` nodes): such an import of an API the
     target lacks fails by itself."""
     edits: list[Edit] = []
-    names = [node for node in ast.walk(tree) if isinstance(node, ast.Name)]
+    names = [node for node in walk(tree) if isinstance(node, ast.Name)]
     for node in tree.body:
         if not (
             isinstance(node, ast.ImportFrom)

@@ -19,6 +19,7 @@ from ms_migrate.analysis.autodiff import (
 )
 from ms_migrate.analysis.names import NameResolver, enclosing_scopes, loaded_names
 from ms_migrate.analysis.project import last_name
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
@@ -289,20 +290,20 @@ def _return_values(function: Defined) -> list[ast.expr]:
         return [function.body]
     return [
         node.value
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.Return) and node.value is not None and _owner(function, node)
     ]
 
 
 def _owner(function: ast.AST, node: ast.AST) -> bool:
     """Whether ``node`` is in ``function`` itself, not in a function nested in it."""
-    stack = list(ast.iter_child_nodes(function))
+    stack = list(child_nodes(function))
     while stack:
         item = stack.pop()
         if item is node:
             return True
         if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(item))
+            stack.extend(child_nodes(item))
     return False
 
 
@@ -362,7 +363,7 @@ def _function_uses(analysis: AutodiffFile, site: GradSite, function: ast.Functio
         problem = _rebound_globally(analysis, name)
         if problem:
             return problem
-        for node in ast.walk(analysis.tree):
+        for node in walk(analysis.tree):
             if not isinstance(node, ast.Name) or node.id != name or node is fn:
                 continue
             if analysis.binding(name, node) is function:
@@ -373,21 +374,21 @@ def _function_uses(analysis: AutodiffFile, site: GradSite, function: ast.Functio
     subclass = _subclass(analysis, owner)
     if subclass:
         return f"{subclass} subclasses {owner.name} and may call or override `{name}`"
-    for node in ast.walk(analysis.tree):
+    for node in walk(analysis.tree):
         if isinstance(node, ast.Attribute) and node.attr == name and node is not fn:
             return f"`.{name}` is also used on line {node.lineno}"
     return None
 
 
 def _rebound_globally(analysis: AutodiffFile, name: str) -> Optional[str]:
-    for node in ast.walk(analysis.tree):
+    for node in walk(analysis.tree):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return f"`{name}` is declared {type(node).__name__.lower()} on line {node.lineno}"
     return None
 
 
 def _subclass(analysis: AutodiffFile, cls: ast.ClassDef) -> Optional[str]:
-    for node in ast.walk(analysis.tree):
+    for node in walk(analysis.tree):
         if isinstance(node, ast.ClassDef) and cls.name in {last_name(base) for base in node.bases}:
             return node.name
     return None
@@ -439,7 +440,7 @@ def _grad_function_calls(analysis: AutodiffFile, site: GradSite) -> Union[list[a
     target = statement.targets[0]
     cls = analysis.method_of(statement)
     calls: list[ast.Call] = []
-    for node in ast.walk(analysis.tree):
+    for node in walk(analysis.tree):
         if node is target:
             continue
         if isinstance(target, ast.Name):

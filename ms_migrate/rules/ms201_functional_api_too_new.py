@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterable
 from typing import Optional
 
+from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -52,8 +53,8 @@ class FunctionalApiTooNew(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         has_ops = ctx.target >= Version(1, 8)
-        calls = {id(node.func): node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)}
-        for node in ast.walk(ctx.tree):
+        calls = {id(node.func): node for node in walk(ctx.tree) if isinstance(node, ast.Call)}
+        for node in walk(ctx.tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
                 moved = [alias for alias in node.names if alias.name in TOP_LEVEL.values()]
                 fix = _ops_import(ctx.text, node, moved) if has_ops and moved else None

@@ -13,6 +13,7 @@ from ms_migrate.analysis.autodiff import (
     literal,
     sites_with_functions,
 )
+from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -113,7 +114,7 @@ def _given_to_loss(function: Differentiated, name: str) -> bool:
     """Whether the body passes ``name`` straight to a call whose callee is named like a loss
     (`loss_fn(logits, y)`, `self.criterion(out, y)`, `ops.cross_entropy(logits, y)`)."""
     for root in _body_of(function):
-        for node in ast.walk(root):
+        for node in walk(root):
             if not isinstance(node, ast.Call):
                 continue
             arguments = [*node.args, *(keyword.value for keyword in node.keywords)]

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Optional, Union
 
 from ms_migrate.analysis.autodiff import CELL, PARAMETER_TUPLE, AutodiffFile, describe
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -133,11 +134,11 @@ def _method_creates_nothing(
     if not positional:
         return True
     this = positional[0].arg
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                rooted = any(isinstance(item, ast.Name) and item.id == this for item in ast.walk(target))
+                rooted = any(isinstance(item, ast.Name) and item.id == this for item in walk(target))
                 if not rooted:
                     continue
                 plain = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
@@ -163,7 +164,7 @@ def _harmless_call(analysis: AutodiffFile, call: ast.Call, this: str, in_init: b
     handed = [*call.args, *(keyword.value for keyword in call.keywords)]
     mentions_self = any(isinstance(item, ast.Name) and item.id == this for item in handed)
     on_self = isinstance(func, ast.Attribute) and any(
-        isinstance(item, ast.Name) and item.id == this for item in ast.walk(func.value)
+        isinstance(item, ast.Name) and item.id == this for item in walk(func.value)
     )
     return not mentions_self and not (in_init and on_self)
 
@@ -180,7 +181,7 @@ def _inert(analysis: AutodiffFile, value: ast.expr) -> bool:
         return all(_inert(analysis, item) for item in value.elts)
     if isinstance(value, (ast.UnaryOp, ast.BinOp)):
         return all(
-            _inert(analysis, item) for item in ast.iter_child_nodes(value) if isinstance(item, ast.expr)
+            _inert(analysis, item) for item in child_nodes(value) if isinstance(item, ast.expr)
         )
     if isinstance(value, ast.Call):
         qualified = analysis.ctx.qualified_name(value.func) or ""

@@ -16,6 +16,7 @@ from ms_migrate.analysis.names import (
     module_reference,
 )
 from ms_migrate.analysis.project import last_name
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Note, Reason, registry
@@ -136,7 +137,7 @@ class ValueAndGradToGradOperation(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         """A refusal per site that is not in the converted shape; the others share one fix, which
         also drops a `from mindspore import value_and_grad` that nothing uses any more."""
-        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
         resolver = NameResolver.for_module(ctx.tree)
         taken = all_names(ctx.tree)
         found: list[Diagnostic] = []
@@ -176,7 +177,7 @@ class ValueAndGradToGradOperation(Rule):
 
 
 def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
-    for node in ast.walk(ctx.tree):
+    for node in walk(ctx.tree):
         if isinstance(node, ast.Call) and ctx.qualified_name(node.func) in VALUE_AND_GRAD:
             yield node
 
@@ -219,7 +220,7 @@ def _bindings(scope: Scope, name: str) -> list[ast.AST]:
             continue
         if _binds(node, name):
             found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 
@@ -233,14 +234,14 @@ def _binds(node: ast.AST, name: str) -> bool:
 
 def _returns(function: ast.AST) -> list[ast.Return]:
     found: list[ast.Return] = []
-    stack = list(ast.iter_child_nodes(function))
+    stack = list(child_nodes(function))
     while stack:
         node = stack.pop()
         if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Return):
             found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 
@@ -320,7 +321,7 @@ def _function_site(
     grad_fn = statement.targets[0].id  # type: ignore[attr-defined]
     if len(_bindings(scope, grad_fn)) != 1:
         return f"`{grad_fn}` is bound more than once"
-    mentions = [node for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == grad_fn]
+    mentions = [node for node in walk(scope) if isinstance(node, ast.Name) and node.id == grad_fn]
     problem = _calls_only(parents, mentions, statement.targets[0], f"`{grad_fn}`", len(params), sens)
     if problem:
         return problem
@@ -371,13 +372,13 @@ def _attribute_site(
     module = parents[class_def]
     subclasses = [
         node.name
-        for node in ast.walk(module)
+        for node in walk(module)
         if isinstance(node, ast.ClassDef) and class_def.name in {last_name(base) for base in node.bases}
     ]
     if subclasses:
         return f"{subclasses[0]} subclasses {class_def.name} and may use `self.{grad_fn}`"
     mentions = [
-        node for node in ast.walk(class_def) if _is_self_attribute(node) and node.attr == grad_fn  # type: ignore[attr-defined]
+        node for node in walk(class_def) if _is_self_attribute(node) and node.attr == grad_fn  # type: ignore[attr-defined]
     ]
     problem = _calls_only(parents, mentions, statement.targets[0], f"`self.{grad_fn}`", len(params), sens)
     if problem:
@@ -422,12 +423,12 @@ def _cell_problem(
     module = parents[class_def]
     instances = {
         target.id
-        for node in ast.walk(module)
+        for node in walk(module)
         if isinstance(node, ast.Assign) and _constructs(node.value, class_def.name)
         for target in node.targets
         if isinstance(target, ast.Name)
     }
-    for node in ast.walk(module):
+    for node in walk(module):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         receiver = node.func.value
@@ -466,7 +467,7 @@ def _inside(parents: dict[ast.AST, ast.AST], node: ast.AST, ancestor: ast.AST) -
 def _assigned_on_self(class_def: ast.ClassDef, name: str) -> int:
     return sum(
         1
-        for node in ast.walk(class_def)
+        for node in walk(class_def)
         if _is_self_attribute(node) and node.attr == name and isinstance(node.ctx, ast.Store)  # type: ignore[attr-defined]
     )
 

@@ -17,6 +17,7 @@ from ms_migrate.analysis.names import (
     module_reference,
 )
 from ms_migrate.analysis.project import last_name
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
@@ -120,7 +121,7 @@ class GradToGradOperation(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         resolver = NameResolver.for_module(ctx.tree)
-        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
         taken = all_names(ctx.tree)
         lines = ctx.text.splitlines(keepends=True)
         found: list[Diagnostic] = []
@@ -128,7 +129,7 @@ class GradToGradOperation(Rule):
         edits: list[Edit] = []
         generated = _Generated(parents, taken)
         new_import: Optional[str] = None
-        for call in (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)):
+        for call in (node for node in walk(ctx.tree) if isinstance(node, ast.Call)):
             if ctx.qualified_name(call.func) not in GRAD:
                 continue
             arguments = _arguments(call)
@@ -370,7 +371,7 @@ def _aux_problem(ctx: FileContext, function: ast.FunctionDef) -> Optional[str]:
     if not returned or not all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for value in returned):
         return f"has_aux=True, and `{function.name}` does not always return a tuple of two or more"
     params = {arg.arg for arg in function.args.args}
-    calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+    calls = [node for node in walk(function) if isinstance(node, ast.Call)]
     for node in calls:
         spelled = dotted_name(node.func) or ast.unparse(node.func)
         if _RANDOM.search(spelled.rsplit(".", 1)[-1].lower()):

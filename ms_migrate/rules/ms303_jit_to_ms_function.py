@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.reasons import Reason, registry
@@ -68,13 +69,13 @@ class JitToMsFunction(Rule):
         spelling = jit_spelling_for(ctx.target)
         if spelling.name == "jit":
             return
-        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
         resolver = NameResolver.for_module(ctx.tree)
         lines = ctx.text.splitlines(keepends=True)
         keywords = frozenset(spelling.keywords or ())
         found: list[Diagnostic] = []
         converted: list[tuple[ast.AST, Edit]] = []
-        for node in ast.walk(ctx.tree):
+        for node in walk(ctx.tree):
             if isinstance(node, ast.Attribute) and node.attr == "jit":
                 if resolver.qualified_name(node, enclosing_scopes(parents, node)) not in JIT:
                     continue
@@ -147,7 +148,7 @@ def _guarded(parents: dict[ast.AST, ast.AST], node: ast.ImportFrom) -> bool:
 
 
 def _uses(tree: ast.Module, local: str) -> Iterator[ast.Name]:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and node.id == local and isinstance(node.ctx, ast.Load):
             yield node
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Union
@@ -21,6 +22,7 @@ from ms_migrate.analysis.names import (
     variable_names,
 )
 from ms_migrate.analysis.project import ProjectIndex, last_name
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.rules.ms101.bases import (
     FLAG_NAMES,
     TRAIN_ONE_STEP_FAMILY,
@@ -166,7 +168,7 @@ class ModuleAnalysis:
             for method in class_def.body:
                 if not isinstance(method, FUNCTION_TYPES):
                     continue
-                for node in ast.walk(method):
+                for node in walk(method):
                     if not isinstance(node, ast.Assign):
                         continue
                     names = {target.attr for target in node.targets if _is_self_attribute(target)}
@@ -291,9 +293,13 @@ class _Index:
         self.set_grad_calls: list[ast.Call] = []
         self.class_defs: list[ast.ClassDef] = []
         self.names: dict[str, list[ast.Name]] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
+        queue = deque([tree])  # ast.walk's order, each node's children listed once
+        while queue:
+            node = queue.popleft()
+            children = child_nodes(node)
+            for child in children:
                 self.parents[child] = node
+            queue.extend(children)
             if isinstance(node, ast.Call):
                 self.calls.append(node)
                 if _enables_grad(node):
@@ -337,7 +343,7 @@ def _position(node: ast.AST) -> tuple[int, int]:
 
 def analyse(tree: ast.Module, text: str, project: Optional[ProjectIndex] = None) -> ModuleAnalysis:
     index = _Index(tree)
-    resolver = NameResolver.for_module(tree)
+    resolver = NameResolver.for_module(tree, text)
     analysis = ModuleAnalysis(tree, _LINE_BREAK.split(text), resolver, index.parents)
     analysis.set_grad_calls = index.set_grad_calls
     analysis.project = project
@@ -452,7 +458,7 @@ def _mentions(function: ast.AST, name: str) -> list[ast.AST]:
     """Every node of ``function`` that spells ``name``: variables, attributes, parameters,
     keywords, defs and imports."""
     found: list[ast.AST] = []
-    for node in ast.walk(function):
+    for node in walk(function):
         if (
             (isinstance(node, ast.Name) and node.id == name)
             or (isinstance(node, ast.Attribute) and node.attr == name)

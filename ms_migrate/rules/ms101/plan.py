@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import dotted_name, variable_names
+from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.rules.ms101.analysis import (
     Application,
@@ -97,7 +98,7 @@ class Plan:
 
 
 def _has_call(node: ast.AST) -> bool:
-    return any(isinstance(child, ast.Call) for child in ast.walk(node))
+    return any(isinstance(child, ast.Call) for child in walk(node))
 
 
 def _simple_target(target: ast.expr) -> bool:
@@ -182,7 +183,7 @@ def _assigned_names(statement: ast.AST) -> set[str]:
     """Names a statement binds: assignment, augmented and annotated targets, for, with, except,
     import aliases and walrus."""
     found: set[str] = set()
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Assign):
             found |= _names_of(node.targets)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
@@ -237,7 +238,7 @@ def _calls_network_in(nodes: Sequence[ast.AST], net: ast.expr, skip: Optional[as
             continue
         if isinstance(node, ast.Call) and code_of(node.func) == net_code:
             return True
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -259,7 +260,7 @@ def _is_tuple_valued(function: Optional[Function], name: str) -> bool:
     """True if ``name`` is ever built as a tuple or list (one sens per output) in ``function``."""
     if function is None:
         return False
-    for node in ast.walk(function):
+    for node in walk(function):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, (ast.Tuple, ast.List))

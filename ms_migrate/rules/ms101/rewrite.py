@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from ms_migrate.analysis.names import loaded_names
+from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.statements import StatementEditor
@@ -42,7 +43,7 @@ def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
 
 def _ast_calls_in(node: ast.AST) -> list[ast.Call]:
     """The calls in ``node`` in source order: by start, an enclosing call before those it holds."""
-    calls = [child for child in ast.walk(node) if isinstance(child, ast.Call)]
+    calls = [child for child in walk(node) if isinstance(child, ast.Call)]
     return sorted(calls, key=_span_order)
 
 
