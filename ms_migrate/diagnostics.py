@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -48,9 +49,21 @@ class Diagnostic:
     replacement: Optional[str] = None
 
 
+_SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+
+
+def source_lines(text: str) -> list[str]:
+    """``text``'s lines as Python numbers them (``ast`` positions, tokenize, tracebacks), each
+    with its line break: only `\\r\\n`, `\\r` and `\\n` end one. ``str.splitlines`` also breaks at
+    form feeds, `\\x1c`-`\\x1e`, `\\x85` and U+2028/U+2029, which Python source keeps inside a
+    line (a form feed on its own line is common in older code): an edit placed by those lines
+    lands on the wrong one."""
+    return _SOURCE_LINE.findall(text)
+
+
 def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
     """``text`` with non-overlapping ``edits`` applied (later ones first, so positions hold)."""
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -67,7 +80,7 @@ def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
 def edits_between(before: str, after: str) -> tuple[Edit, ...]:
     """Whole-line edits that turn ``before`` into ``after`` (for a rule that rewrites a tree and
     prints it: its fix is reported, and applied, like any other)."""
-    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    old, new = source_lines(before), source_lines(after)
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     return tuple(
         Edit((i1 + 1, 0), (i2 + 1, 0), "".join(new[j1:j2]))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.diagnostics import Diagnostic, source_lines
 from ms_migrate.reasons import all_reasons
 
 if TYPE_CHECKING:
@@ -57,14 +57,14 @@ def make_console(stderr: bool = False, soft_wrap: bool = True, quiet: bool = Fal
 
 def unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
+        source_lines(before),
+        source_lines(after),
         fromfile=path if path.startswith("/") else f"a/{path}",
         tofile=path if path.startswith("/") else f"b/{path}",
     )
     out = []
     for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
 

@@ -245,3 +245,17 @@ def test_a_downgrade_never_spells_mindspore_with_a_local_name() -> None:
     result = downgrade_text(source, Version(1, 7))
     assert "return ms * mindspore.ops.GradOperation()(fn)(x)" in result.text
     assert "import mindspore\n" in result.text and result.fixed
+
+
+def test_lines_are_numbered_as_python_numbers_them() -> None:
+    from ms_migrate.diagnostics import Edit, source_lines
+    from ms_migrate.report import unified_diff
+
+    comment = "# U+2028 \u2028 and \x1c stay in the line\r\n"
+    text = f"a = 1\n\x0c\n{comment}b = 2\rc = 3"
+    assert source_lines(text) == ["a = 1\n", "\x0c\n", comment, "b = 2\r", "c = 3"]
+    assert "".join(source_lines(text)) == text
+    # Line 4 is `b = 2` for ast, tokenize and tracebacks, so an edit there changes `b`.
+    assert apply_edits(text, (Edit((4, 0), (4, 1), "bee"),)) == text.replace("b = 2", "bee = 2")
+    diff = unified_diff("x.py", "\x0c\nx = 1\n", "\x0c\nx = 2\n")
+    assert "No newline" not in diff and "-x = 1\n+x = 2\n" in diff

@@ -38,3 +38,19 @@ def test_fixture(case: FixtureCase) -> None:
 def test_fixture_tree_has_both_kinds() -> None:
     assert any(case.expected for case in CASES)
     assert any(case.expected is None for case in CASES)
+
+
+# Python ends a line only at `\r\n`, `\r` or `\n`; str.splitlines also at a form feed, `\x1c` and
+# U+2028, which once placed a rename's edit on the wrong line. Comments at the top change no
+# rule's decision, only every position after them.
+_LINE_BREAKS_PYTHON_KEEPS = "\x0c\n# a page break, then U+2028 \u2028 and \x1c inside one line\n"
+CHANGING = [case for case in CASES if case.expected is not None]
+
+
+@pytest.mark.parametrize("case", CHANGING, ids=[case.id for case in CHANGING])
+def test_fixture_positions_are_python_lines(case: FixtureCase) -> None:
+    source = sources.read_source(case.source)
+    expected = sources.read_source(case.expected).text  # type: ignore[arg-type]
+    prefix = _LINE_BREAKS_PYTHON_KEEPS.replace("\n", "\r\n" if "\r\n" in source.text else "\n")
+    result = case.migrate(prefix + source.text)
+    assert result.text == prefix + expected

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.diagnostics import source_lines
 
 Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -200,7 +201,7 @@ class NameResolver:
 
     @classmethod
     def for_module(cls, tree: ast.Module, text: Optional[str] = None) -> NameResolver:
-        resolver = cls(lines=None if text is None else text.splitlines(keepends=True))
+        resolver = cls(lines=None if text is None else source_lines(text))
         names, statements = bound_in(tree.body, expressions=text is None or ":=" in text)
         import_locals: dict[str, list[ImportBinding]] = {}
         for statement in statements:

@@ -21,7 +21,7 @@ from ms_migrate.analysis.names import NameResolver, enclosing_scopes, loaded_nam
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import alias_removal, column
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -176,7 +176,7 @@ class StopGradientToHasAux(Rule):
                 # in the fix the converted sites share.
                 converted.append(result)
         if converted:
-            lines = ctx.text.splitlines(keepends=True)
+            lines = source_lines(ctx.text)
             edits = [edit for item in converted for edit in item.edits(lines)]
             edits += _dead_imports(ctx.tree, lines, [call for item in converted for call in item.unwrapped])
             fix = Fix(tuple(edits), "exact", _FIXED)
@@ -350,7 +350,7 @@ def _auxiliary_problem(resolver: NameResolver, analysis: AutodiffFile, item: ast
         return "stop_gradient with other than one positional argument"
     if isinstance(call.args[0], ast.Constant):
         return "stop_gradient of a constant (has_aux returns tensors)"
-    if _unwrap(analysis.ctx.text.splitlines(keepends=True), call) is None:
+    if _unwrap(source_lines(analysis.ctx.text), call) is None:
         return "stop_gradient over several lines with a trailing comma"
     return None
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from ms_migrate.analysis.autodiff import AutodiffFile, GradSite
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.diagnostics import Diagnostic, Severity, source_lines
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.versions import Version
 
@@ -113,6 +113,6 @@ class GraphModeGradCall(Rule):
 
 def _on_its_own_lines(ctx: FileContext, function: ast.Lambda) -> bool:
     """The lambda's lines hold nothing else, which is what GRAPH mode's parser needs."""
-    lines = ctx.text.splitlines()[function.lineno - 1 : function.end_lineno]
+    lines = source_lines(ctx.text)[function.lineno - 1 : function.end_lineno]
     segment = ast.get_source_segment(ctx.text, function) or ""
     return " ".join("".join(lines).split()) == " ".join(segment.split())

@@ -20,7 +20,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.versions import Version
@@ -89,7 +89,7 @@ class _Finder:
         self.rule, self.ctx, self.catalogue = rule, ctx, catalogue
         self.tree = ctx.tree
         self.resolver = NameResolver.for_module(self.tree, ctx.text)
-        self.lines = ctx.text.splitlines(keepends=True)
+        self.lines = source_lines(ctx.text)
         self.hits = _matched_positions(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None

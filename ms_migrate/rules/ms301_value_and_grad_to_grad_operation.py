@@ -18,7 +18,7 @@ from ms_migrate.analysis.names import (
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Note, Reason, registry
 from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -157,7 +157,7 @@ class ValueAndGradToGradOperation(Rule):
             edits += site_edits
             converted.append((call, site))  # type: ignore[arg-type]
         if converted:
-            lines = ctx.text.splitlines(keepends=True)
+            lines = source_lines(ctx.text)
             edits += dead_imports(ctx.tree, lines, {id(call.func) for call, _ in converted}, "value_and_grad")
             if new_import is not None:
                 # Last: inserted at the same place as a class, it lands above it.
@@ -548,7 +548,7 @@ def _rewrite(
         return "the file binds `object`, which the generated Cell calls"
     params = list(site.params)
     forward, step = _free("_Forward", taken), _free("_ValueAndGrad", taken)
-    lines = ctx.text.splitlines(keepends=True)
+    lines = source_lines(ctx.text)
     first = lines[site.before.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
     newline = newline_of(lines)

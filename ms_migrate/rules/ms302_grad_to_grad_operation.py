@@ -19,7 +19,7 @@ from ms_migrate.analysis.names import (
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -123,7 +123,7 @@ class GradToGradOperation(Rule):
         resolver = NameResolver.for_module(ctx.tree)
         parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
         taken = all_names(ctx.tree)
-        lines = ctx.text.splitlines(keepends=True)
+        lines = source_lines(ctx.text)
         found: list[Diagnostic] = []
         converted: list[ast.Call] = []
         edits: list[Edit] = []

@@ -9,7 +9,7 @@ from typing import Optional, Union
 from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -71,7 +71,7 @@ class JitToMsFunction(Rule):
             return
         parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
         resolver = NameResolver.for_module(ctx.tree)
-        lines = ctx.text.splitlines(keepends=True)
+        lines = source_lines(ctx.text)
         keywords = frozenset(spelling.keywords or ())
         found: list[Diagnostic] = []
         converted: list[tuple[ast.AST, Edit]] = []
