@@ -21,7 +21,6 @@ import time
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
@@ -181,18 +180,24 @@ class _GitIgnores:
         text = folder.as_posix()
         self.specs.append((text, text if text.endswith("/") else text + "/", spec, _any_pattern(spec)))
 
-    def ignored_in(self, here: Path, real_here: Path, name: str, is_dir: bool) -> bool:
-        """``ignored((here / name).resolve())``; ``real_here`` is ``here`` resolved, so that only
-        a link costs a resolve (one system call per component of the path)."""
+    def ignored_in(self, here: str, real_here: str, entry: os.DirEntry[str], is_dir: bool) -> bool:
+        """``ignored`` for ``entry`` of folder ``here``; ``real_here`` is ``here`` resolved, so
+        that only a link costs a resolve (one system call per component of the path)."""
         if not self.specs:
             return False
-        path = here / name
-        return self.ignored(path.resolve() if os.path.islink(path) else real_here / name, is_dir)
+        if entry.is_symlink():
+            real = Path(os.path.join(here, entry.name)).resolve().as_posix()
+        else:
+            real = f"{real_here}/{entry.name}" if real_here != "/" else f"/{entry.name}"
+        return self.ignored_text(real, is_dir)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         """As git decides: the deepest .gitignore with a matching pattern wins (`!` re-includes)."""
+        return self.ignored_text(path.as_posix(), is_dir)
+
+    def ignored_text(self, text: str, is_dir: bool) -> bool:
+        """``ignored`` for a resolved path written with forward slashes."""
         decision = None
-        text = path.as_posix()
         for folder, prefix, spec, any_pattern in self.specs:
             # Path.relative_to, as text: a tree's files times its .gitignore files add up.
             if text.startswith(prefix):
@@ -333,39 +338,70 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 seen.add(root)
                 yield root
             continue
-        # Walked folders are reached through names that are not links (os.walk does not follow
+        # Walked folders are reached through names that are not links (the walk does not follow
         # them), so a folder's real path is its parent's plus its name: no resolve() for each.
-        real_folders = {str(root): root.resolve()}
-        ignores = _GitIgnores(real_folders[str(root)])
+        top = os.fspath(root)
+        real_folders = {top: root.resolve().as_posix()}
+        ignores = _GitIgnores(root.resolve())
         unreadable: list[Path] = []
-        for directory, subdirs, files in os.walk(root, onerror=partial(_note_unreadable, unreadable)):
-            here = Path(directory)
-            real_here = real_folders.pop(directory, None) or here.resolve()
-            if here != root:
-                ignores.add(real_here)
-            subdirs[:] = sorted(
-                name
-                for name in subdirs
-                if name not in SKIPPED_DIRECTORIES
-                and not name.endswith(".egg-info")
-                and not _is_virtualenv(here / name)
-                and not _excluded(here / name, excludes)
-                and not ignores.ignored_in(here, real_here, name, is_dir=True)
+        for directory, folders, files in _walk(top, unreadable):
+            real_here = real_folders.pop(directory, None) or Path(directory).resolve().as_posix()
+            if directory != top and any(entry.name == ".gitignore" for entry in files):
+                ignores.add(Path(real_here))
+            kept = [
+                entry
+                for entry in folders
+                if entry.name not in SKIPPED_DIRECTORIES
+                and not entry.name.endswith(".egg-info")
+                and not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))  # a virtualenv
+                and not (excludes and _excluded(Path(entry.path), excludes))
+                and not ignores.ignored_in(directory, real_here, entry, is_dir=True)
+            ]
+            folders[:] = sorted(kept, key=lambda entry: entry.name)
+            real_folders.update(
+                (entry.path, f"{real_here}/{entry.name}" if real_here != "/" else f"/{entry.name}")
+                for entry in folders
             )
-            real_folders.update((os.path.join(directory, name), real_here / name) for name in subdirs)
-            for name in sorted(files):
-                if not name.endswith(SUFFIXES):
+            for entry in sorted(files, key=lambda entry: entry.name):
+                if not entry.name.endswith(SUFFIXES):
                     continue
-                path = here / name
+                path = Path(entry.path)
                 if (
-                    not _excluded(path, excludes)
+                    not (excludes and _excluded(path, excludes))
                     and path not in seen
-                    and not ignores.ignored_in(here, real_here, name, is_dir=False)
+                    and not ignores.ignored_in(directory, real_here, entry, is_dir=False)
                 ):
                     seen.add(path)
                     yield path
         # Reported by read_source ("a directory that cannot be read"), after the readable files.
         yield from (directory for directory in unreadable if directory not in seen)
+
+
+def _walk(
+    top: str, unreadable: list[Path]
+) -> Iterator[tuple[str, list[os.DirEntry[str]], list[os.DirEntry[str]]]]:
+    """``os.walk(top)`` (top-down, links to folders listed but not entered) with the entries
+    rather than their names: an entry knows whether it is a folder or a link without a system
+    call. The caller may prune and order the folders, as with ``os.walk``; a folder that cannot
+    be read goes to ``unreadable``."""
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError as error:
+            _note_unreadable(unreadable, error)
+            continue
+        folders, files = [], []
+        for entry in entries:
+            try:
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            (folders if is_folder else files).append(entry)
+        yield directory, folders, files
+        stack.extend(entry.path for entry in reversed(folders) if not entry.is_symlink())
 
 
 def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
