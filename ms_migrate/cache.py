@@ -12,6 +12,12 @@ changed file now instantiates a class it looked for, or files were added or remo
 matched an import against the run's paths. Editing one file of a model zoo thus redoes that file
 and the train steps that depend on it, not every train step of the zoo.
 
+A run also keeps, per settings, each file's ``lstat`` signature (size, modification and change
+times, inode) with the digest of its bytes and whether no rule's prefilter matched them. A rerun
+does not read a file whose signature is unchanged unless its text is needed (a result that
+rewrites it): the change time is set by the kernel on every write and cannot be restored, so a
+file rewritten at its old size and modification time still reads as changed.
+
 Entries live in ``.ms_migrate_cache/`` at the project root (beside the nearest
 ``pyproject.toml``, else in the working directory), which holds a ``.gitignore`` of ``*`` as
 ruff's cache does. They are JSON, not pickle: a cache directory that came with a checkout must
@@ -106,6 +112,23 @@ def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: 
         str(config.root),
     ]
     return content_digest("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def file_signature(info: os.stat_result) -> str:
+    """What changes whenever a file's bytes may have: its size, times and identity. The change
+    time (``st_ctime_ns``) is set by the kernel on every write, rename and chmod and cannot be
+    set back by tools that preserve modification times (``cp -p``, ``rsync -t``, ``touch -r``)."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}"
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """A file as the last run read it: its ``file_signature``, the digest of its bytes, and
+    whether no selected rule's prefilter matched them (``clean``: nothing to report)."""
+
+    signature: str
+    digest: str
+    clean: bool
 
 
 @dataclass
@@ -217,6 +240,26 @@ class Cache:
         self.stored += self._write(
             self._entry(path), {"digest": digest, "project": project, **_encode(result)}
         )
+
+    def _files_file(self) -> Path:
+        return self.directory / __version__ / f"files-{self.settings}"
+
+    def load_files(self) -> dict[str, KnownFile]:
+        """What the last run with these settings knew of each file by its ``lstat`` (empty if
+        nothing can be read)."""
+        try:
+            data = json.loads(self._files_file().read_bytes())
+            return {
+                path: KnownFile(signature, digest, bool(clean))
+                for path, (signature, digest, clean) in data.items()
+                if isinstance(path, str) and isinstance(signature, str) and isinstance(digest, str)
+            }
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def store_files(self, files: dict[str, KnownFile]) -> None:
+        data = {path: [known.signature, known.digest, int(known.clean)] for path, known in files.items()}
+        self._write(self._files_file(), data)
 
     def _state_file(self) -> Path:
         return self.directory / __version__ / f"state-{self.settings}"

@@ -14,6 +14,7 @@ import ctypes
 import dataclasses
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,8 +29,10 @@ from ms_migrate.cache import (
     CachedResult,
     Changes,
     Dependencies,
+    KnownFile,
     RunState,
     content_digest,
+    file_signature,
     settings_digest,
 )
 from ms_migrate.config import NO_CONFIG, Config
@@ -200,9 +203,10 @@ def _any_applies(rules: Sequence[Rule], target: Version) -> Callable[[str], bool
 @dataclass
 class _Held:
     """A cached result that read other files: whether it holds is known once every file of the
-    run has been read."""
+    run has been read. ``source`` is None for a file not read (its ``lstat`` matched)."""
 
-    source: sources.SourceFile
+    path: Path
+    source: Optional[sources.SourceFile]
     result: CachedResult
     dependencies: Dependencies
 
@@ -229,6 +233,10 @@ class _Run:
         digest = settings_digest(target, kinds, config, fix)
         self.cache = None if cache_dir is None else Cache(cache_dir, digest)
         self.before = None if self.cache is None else self.cache.load_state()
+        # The files as the last run found them, and as this one does, by their lstat: a file whose
+        # lstat is unchanged is not read again when its cached result needs no text.
+        self.known: dict[str, KnownFile] = {} if self.cache is None else self.cache.load_files()
+        self.now_known: dict[str, KnownFile] = {}
         self.digests: dict[str, str] = {}  # absolute path -> digest, of the files read so far
         self.calls: dict[str, set[str]] = {}  # names called by the files changed since `before`
         self._prefilters: dict[tuple[Rule, ...], Callable[[str], bool]] = {}
@@ -245,6 +253,11 @@ class _Run:
     def triage(self, path: Path) -> Union[FileOutcome, sources.SourceFile, _Held]:
         """The file's outcome when it needs no parsing; else the file, for the rules; or a cached
         result that is reused if what it read of other files still holds (``settle``)."""
+        signature = None if self.cache is None else _signature(path)
+        if signature is not None:
+            unread = self._unread(path, signature)
+            if unread is not None:
+                return unread
         try:
             source = sources.read_source(path)
         except sources.SourceError as error:
@@ -254,13 +267,43 @@ class _Run:
         # prefilter then: looked up first, it saves the prefilter's scan on a rerun.
         found = None if self.cache is None else self.cache.load(path, digest)
         if found is None:
-            if not self._prefilter(path)(source.text):
+            clean = not self._prefilter(path)(source.text)
+            if signature is not None:
+                self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, clean)
+            if clean:
                 return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
             return source
+        if signature is not None:
+            self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, False)
         result, dependencies = found
         if dependencies is not None:
-            return _Held(source, result, dependencies)
-        return self._reused(source, result)
+            return _Held(path, source, result, dependencies)
+        return self._reused(path, source, result)
+
+    def _unread(self, path: Path, signature: str) -> Union[FileOutcome, _Held, None]:
+        """The outcome of a file whose lstat is what the last run saw, without reading it: nothing
+        when no rule applied then, else its cached result if that needs no text (the file is not
+        rewritten). None when the file must be read."""
+        assert self.cache is not None
+        key = os.path.abspath(path)
+        known = self.known.get(key)
+        if known is None or known.signature != signature:
+            return None
+        if self.before is not None and self.before.digests.get(key, known.digest) != known.digest:
+            return None  # changed since the kept run state: what it calls now is needed
+        if known.clean:
+            self.digests.setdefault(key, known.digest)
+            self.now_known[key] = known
+            return FileOutcome(path)
+        found = self.cache.load(path, known.digest)
+        if found is None or found[0].after is not None:
+            return None
+        self.digests.setdefault(key, known.digest)
+        self.now_known[key] = known
+        result, dependencies = found
+        if dependencies is not None:
+            return _Held(path, None, result, dependencies)
+        return self._reused(path, None, result)
 
     def settle(
         self, item: Union[FileOutcome, sources.SourceFile, _Held]
@@ -268,27 +311,29 @@ class _Run:
         if not isinstance(item, _Held):
             return item
         if not item.dependencies.holds(self.changes):
-            return item.source
+            if item.source is not None:
+                return item.source
+            try:
+                return sources.read_source(item.path)
+            except sources.SourceError as error:
+                return FileOutcome(item.path, error=str(error))
         if item.dependencies.state != self.state.id and self.cache is not None:
             # It holds in this state too: say so, for the next run (which knows only this one).
             restamped = dataclasses.replace(item.dependencies, state=self.state.id)
-            self.cache.store(
-                item.source.path, self.digests[os.path.abspath(item.source.path)], item.result, restamped
-            )
-        return self._reused(item.source, item.result)
+            self.cache.store(item.path, self.digests[os.path.abspath(item.path)], item.result, restamped)
+        return self._reused(item.path, item.source, item.result)
 
-    def _reused(self, source: sources.SourceFile, result: CachedResult) -> FileOutcome:
+    def _reused(
+        self, path: Path, source: Optional[sources.SourceFile], result: CachedResult
+    ) -> FileOutcome:
+        """A cached result as an outcome; without ``source`` (not read) the result is unchanged
+        text, and the outcome carries none."""
         assert self.cache is not None
         self.cache.hits += 1
-        after = source.text if result.after is None else result.after
-        return FileOutcome(
-            source.path,
-            source.text,
-            after,
-            list(result.diagnostics),
-            result.fixed,
-            locations=result.locations,
-        )
+        text = "" if source is None else source.text
+        after = text if result.after is None else result.after
+        diagnostics = list(result.diagnostics)
+        return FileOutcome(path, text, after, diagnostics, result.fixed, locations=result.locations)
 
     def _prefilter(self, path: Path) -> Callable[[str], bool]:
         """Whether any rule selected for ``path`` applies to a text: ``Rule.applies_to`` for each,
@@ -342,10 +387,16 @@ class _Run:
         return outcome
 
     def finish(self) -> None:
-        """Keep this run's state, if a result that depends on it was kept or reused."""
+        """Keep this run's state, if a result that depends on it was kept or reused, and what it
+        knows of each file by its lstat, if that changed."""
+        if self.cache is None:
+            return
         known = "state" in self.__dict__  # read, or needed, by this run
-        if self.cache is not None and known and (self.before is None or self.before.id != self.state.id):
+        if known and (self.before is None or self.before.id != self.state.id):
             self.cache.store_state(self.state)
+        merged = {**self.known, **self.now_known}  # a run over part of the tree keeps the rest
+        if merged != self.known:
+            self.cache.store_files(merged)
 
 
 def upgrade_files(
@@ -400,6 +451,15 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     with contextlib.closing(results):
         for path, outcome in zip(run.paths, done):
             yield outcome if outcome is not None else run.keep(_outcome_of(path, next(results)))
+
+
+def _signature(path: Path) -> Optional[str]:
+    """The ``file_signature`` of a regular file (not a link); None for anything else."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return file_signature(info) if stat.S_ISREG(info.st_mode) else None
 
 
 def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:

@@ -37,6 +37,13 @@ def _check(*args: str) -> tuple[int, str, int]:
     return result.exit_code, result.stdout, parsing.prechecks - parsed
 
 
+def _dry_run(*args: str) -> tuple[int, str, int]:
+    parsed = parsing.prechecks
+    result = CliRunner().invoke(main, ["upgrade", "--dry-run", "-j", "1", "--target-version", "2.8", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, parsing.prechecks - parsed
+
+
 def _entries(cache: Path) -> list[Path]:
     """The files' entries (under two-letter folders), not the run state beside them."""
     return [path for path in cache.rglob("*") if path.is_file() and len(path.parent.name) == 2]
@@ -207,3 +214,50 @@ def test_a_file_whose_rule_failed_is_not_cached(tmp_path: Path, monkeypatch: pyt
     first = _check(str(tree))
     assert "MSR099" in first[1]
     assert _check(str(tree))[2] == 1, "the file whose rule failed is processed again, the other not"
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    from ms_migrate import sources
+
+    read: list[Path] = []
+    original = sources.read_source
+
+    def counted(path: Path) -> sources.SourceFile:
+        read.append(path)
+        return original(path)
+
+    monkeypatch.setattr(sources, "read_source", counted)
+    return read
+
+
+def test_a_rerun_reads_no_file_whose_lstat_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    (tree / "lint.py").write_text("from mindspore import ops\ny = ops.identity(1)\n")
+    first = _check(str(tree))
+    read = _counting_reads(monkeypatch)
+    assert _check(str(tree)) == (*first[:2], 0)
+    assert read == []  # `check` needs no text of a file it has a result for
+    assert _dry_run(str(tree))[1:] == _dry_run("--no-cache", str(tree))[1:]
+    read.clear()
+    _dry_run(str(tree))
+    # The files that `upgrade` rewrites are read (their text is the diff's and the write's); the
+    # clean ones and those with findings only are answered from their lstat.
+    assert sorted(path.name for path in read) == ["step.py", "two.py"]
+
+
+def test_a_file_rewritten_with_its_old_size_and_times_is_read_again(tmp_path: Path) -> None:
+    import os
+
+    tree = _tree(tmp_path / "tree")
+    lint = tree / "lint.py"
+    lint.write_text("from mindspore import ops\ny = ops.identity(1)\n")
+    first = _check(str(tree))
+    assert "MS210" in first[1]
+    before = lint.stat()
+    lint.write_text("from mindspore import ops\ny = ops.identitx(1)\n")  # same size
+    os.utime(lint, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `cp -p` or `touch -r` leave it
+    assert lint.stat().st_size == before.st_size and lint.stat().st_mtime_ns == before.st_mtime_ns
+    again = _check(str(tree))
+    assert "lint.py" not in again[1]
