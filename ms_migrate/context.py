@@ -63,7 +63,8 @@ class FileContext:
 
         from ms_migrate.parsing import parse
 
-        return MetadataWrapper(parse(self.folded.text), unsafe_skip_copy=True)
+        text = self.folded.text
+        return MetadataWrapper(parse(text, self.tree if text == self.text else None), unsafe_skip_copy=True)
 
     @cached_property
     def imports(self) -> dict[str, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from ms_migrate.analysis.walk import child_nodes
 
@@ -73,12 +73,12 @@ def precheck(text: str) -> ast.Module:
     return tree
 
 
-def parse(text: str) -> cst.Module:
-    """The libcst module of ``text`` (whose precheck passed)."""
+def parse(text: str, tree: Optional[ast.Module] = None) -> cst.Module:
+    """The libcst module of ``text`` (whose precheck passed; ``tree`` is its `ast`, if at hand)."""
     import libcst as cst  # imported on first need: most runs parse no file with libcst
 
     global libcst_parses
-    if _depth(ast.parse(text)) > MAX_DEPTH:
+    if _depth(tree if tree is not None else ast.parse(text)) > MAX_DEPTH:
         raise ParseFailure("too deeply nested to process", 0)
     libcst_parses += 1
     try:

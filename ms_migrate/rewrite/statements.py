@@ -78,6 +78,13 @@ class StatementEditor(cst.CSTTransformer):
             body.extend(new)
         return body, carried
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only blocks are edited, and no statement line or expression holds one: what is inside
+        # them, most of a file, is not walked.
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
+            return False
+        return super().on_visit(node)
+
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
