@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Optional, Union
@@ -19,7 +20,7 @@ from ms_migrate.analysis.names import (
     module_reference,
 )
 from ms_migrate.context import FileContext
-from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for
+from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
@@ -72,7 +73,7 @@ class DeprecatedApi(Rule):
         if target not in self.targets or "mindspore" not in text:
             return False
         catalogue = catalogue_for(target)
-        return catalogue is not None and catalogue.pattern.search(text) is not None
+        return catalogue is not None and may_be_flagged(text, catalogue)
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         catalogue = catalogue_for(ctx.target)
@@ -420,3 +421,124 @@ def _matched_positions(text: str, catalogue: Catalogue) -> list[tuple[int, int]]
         before = text[line_start:start]
         positions.append((line, start - line_start if before.isascii() else len(before.encode("utf-8"))))
     return positions
+
+
+# --- the prefilter ------------------------------------------------------------------------------
+#
+# A catalogue word in the text is not enough for a finding: most are `self.cast`, numpy's
+# `.uniform`, a `mode` in prose. What the rule flags is spelled in one of three ways, each of which
+# leaves a trace a regular expression can look for:
+#   - an attribute (`ops.x`, `t.x()`, `import a.x`, `from a.x import y`): the word comes after a
+#     dot, with only blanks, comments and line continuations between;
+#   - a name in `from a import x`: the word lies inside an import statement;
+#   - a keyword (`f(x=1)`): the word is followed by `=`, and the callable it belongs to is named
+#     in the text, by its last part (every part of a qualified name is written somewhere: in the
+#     import that binds its first parts, or in the attribute chain after it).
+# A name under a class called Tensor needs the word `Tensor` too: the class is imported or called.
+# The patterns match more than that grammar (in strings and comments too): that only lets more
+# files through. Python NFKC-normalises identifiers (`ｃａｓｔ` is `cast`), so a text that is not
+# ASCII is looked at normalised, as the parser sees its names.
+
+# A comment runs to the end of its line: a pattern that may end it earlier backtracks
+# exponentially over a line of `#`s.
+_COMMENT = r"#[^\r\n]*(?![^\r\n])"
+# What may stand between a dot and the attribute's name.
+_GAP = rf"(?:[ \t\f\r\n\\]|{_COMMENT})*"
+# The same gap between a keyword's name and its `=`, read backwards (see _Screen): a comment then
+# starts at a line break and ends at a `#`.
+_GAP_BACKWARDS = r"(?:[ \t\f\r\n\\]|(?<![^\r\n])[^\r\n]*#)*"
+# An import statement after `import`, up to a name in it: names, dots, commas, `as` and line
+# continuations, then maybe a parenthesised list with comments.
+_IMPORT_TO_A_NAME = rf"import\b(?:[ \t\f\w,.]|\\(?:\r\n?|\n))*?(?:\((?:[^)#]|{_COMMENT})*?)?"
+
+
+class _Screen:
+    """The patterns of the prefilter for one catalogue. Each match holds a catalogue word as a
+    whole identifier, so whatever they let through the catalogue's word pattern would too.
+
+    Each pattern starts with a literal (`.`, `import`, `=`), which the regular expression engine
+    finds at the speed of a plain find; one starting with a word boundary is tried at every
+    position. Keywords are therefore looked for in the reversed text, from their `=`. The
+    cheapest and likeliest tests come first: a file usually has its finding's word after a dot."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.tensor_words = catalogue.tensor_words
+        self.keyword_owners = catalogue.keyword_owners
+        word = rf"\b({word_alternation(catalogue.name_words)})\b" if catalogue.name_words else _NEVER
+        self.attribute = re.compile(rf"\.[ \t\f]*{word}")
+        self.imported = re.compile(_IMPORT_TO_A_NAME + word)
+        # A dot at the end of a line, the name on a later one: rarer, and slower to look for.
+        self.broken_attribute = re.compile(rf"\.[ \t\f]*(?:[\r\n\\]|{_COMMENT}){_GAP}{word}")
+        backwards = word_alternation(word[::-1] for word in catalogue.keyword_owners)
+        self.keyword = re.compile(rf"=(?<!==){_GAP_BACKWARDS}({backwards})\b" if backwards else _NEVER)
+
+    def admits(self, text: str) -> bool:
+        tensor: list[bool] = []  # whether the text holds the word `Tensor`, once asked
+        return (
+            self._named(self.attribute, text, tensor)
+            or self._named(self.imported, text, tensor)
+            or self._keyword(text, tensor)
+            or self._named(self.broken_attribute, text, tensor)
+        )
+
+    def _named(self, pattern: re.Pattern[str], text: str, tensor: list[bool]) -> bool:
+        for match in pattern.finditer(text):
+            if match.group(1) not in self.tensor_words or _has_tensor(text, tensor):
+                return True
+        return False
+
+    def _keyword(self, text: str, tensor: list[bool]) -> bool:
+        looked: set[str] = set()
+        for match in self.keyword.finditer(text[::-1]):
+            word = match.group(1)[::-1]
+            if word in looked:
+                continue
+            looked.add(word)  # its callables are looked for once
+            outside, under_tensor = self.keyword_owners[word]
+            if under_tensor and _has_tensor(text, tensor):
+                outside = outside | under_tensor
+            if any(_mentions(text, owner) for owner in outside):
+                return True
+        return False
+
+
+_NEVER = r"(?!x)x"
+
+
+def _has_tensor(text: str, known: list[bool]) -> bool:
+    if not known:
+        known.append(_mentions(text, "Tensor"))
+    return known[0]
+
+
+def _mentions(text: str, word: str) -> bool:
+    """``word`` is in ``text`` as a whole identifier (`\\bword\\b`, found at the speed of a
+    plain find: a pattern starting with a word boundary is tried at every position)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or not _is_word_char(text[start - 1])) and (
+            end == len(text) or not _is_word_char(text[end])
+        ):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what `\w` matches in a str pattern
+
+
+_SCREENS: dict[int, tuple[Catalogue, _Screen]] = {}
+
+
+def may_be_flagged(text: str, catalogue: Catalogue) -> bool:
+    """Whether MS210 can find anything in ``text``: False only where it provably finds nothing."""
+    known = _SCREENS.get(id(catalogue))
+    if known is None or known[0] is not catalogue:  # a catalogue since collected had that id
+        known = _SCREENS[id(catalogue)] = (catalogue, _Screen(catalogue))
+    if text.isascii():
+        return known[1].admits(text)
+    # The names the screen sees are normalised; those the rule looks for (its word pattern marks
+    # where) are as written: both must be there.
+    return catalogue.pattern.search(text) is not None and known[1].admits(unicodedata.normalize("NFKC", text))
