@@ -76,6 +76,16 @@ class Catalogue:
         return methods
 
     @cached_property
+    def tensor_keywords(self) -> frozenset[tuple[str, str]]:
+        """(method, keyword) for the deprecated keywords of Tensor methods."""
+        return frozenset(
+            (name[len(cls) + 1 :], keyword)
+            for name, keyword in self.parameters
+            for cls in TENSOR_CLASSES
+            if name.startswith(cls + ".")
+        )
+
+    @cached_property
     def callables(self) -> frozenset[str]:
         """The APIs some of whose keywords (or set_context keys) are deprecated."""
         return frozenset(name for name, _ in self.parameters)

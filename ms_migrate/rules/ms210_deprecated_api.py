@@ -17,6 +17,7 @@ from ms_migrate.analysis.names import (
     Scope,
     all_names,
     dotted_name,
+    found_after,
     module_reference,
 )
 from ms_migrate.context import FileContext
@@ -182,7 +183,13 @@ class _Finder:
         qualified = self._unscoped_name(call.func)
         if qualified in self.catalogue.callables and self.resolver.qualified_name(call.func, scopes):
             callees.append(qualified)
-        if isinstance(call.func, ast.Attribute) and self._is_tensor(call.func.value, scopes):
+        if (
+            isinstance(call.func, ast.Attribute)
+            and any(
+                (call.func.attr, keyword.arg) in self.catalogue.tensor_keywords for keyword in call.keywords
+            )
+            and self._is_tensor(call.func.value, scopes)
+        ):
             callees += [f"{cls}.{call.func.attr}" for cls in TENSOR_CLASSES]
         for keyword in call.keywords:
             for callee in callees:
@@ -346,8 +353,10 @@ class _Finder:
         without either, no scope can prove it a Tensor, and none needs to be looked at."""
         known = self._tensor_candidates.get(name)
         if known is None:
-            pattern = rf"(?<![\w.]){re.escape(name)}\s*(?::[^=\n]*\bTensor\b|=\s*[\w.]*\bTensor\s*\()"
-            known = self._tensor_candidates[name] = re.search(pattern, self.ctx.text) is not None
+            # `(?<![\w.])name\s*(...)`, searched from the name (see found_after).
+            pattern = re.compile(rf"{re.escape(name)}\s*(?::[^=\n]*\bTensor\b|=\s*[\w.]*\bTensor\s*\()")
+            text = self.ctx.text
+            known = self._tensor_candidates[name] = "Tensor" in text and found_after(pattern, text, ".")
         return known
 
     def _tensor_names(self, scope: Union[ast.Module, Scope], scopes: list[Scope]) -> set[str]:
