@@ -95,6 +95,11 @@ class Catalogue:
         return word_pattern(self.words)
 
     @cached_property
+    def byte_pattern(self) -> re.Pattern[bytes]:
+        """``pattern`` for UTF-8 bytes: the same matches in a text that is all ASCII."""
+        return re.compile(self.pattern.pattern.encode("utf-8"))
+
+    @cached_property
     def name_words(self) -> frozenset[str]:
         """The words that are the last part of a deprecated API or module: code names them as an
         attribute (`ops.x`, `import a.x`) or among an import's names (`from a import x`)."""
