@@ -76,6 +76,16 @@ class Catalogue:
         return methods
 
     @cached_property
+    def tensor_keywords(self) -> frozenset[tuple[str, str]]:
+        """(method, keyword) for the deprecated keywords of Tensor methods."""
+        return frozenset(
+            (name[len(cls) + 1 :], keyword)
+            for name, keyword in self.parameters
+            for cls in TENSOR_CLASSES
+            if name.startswith(cls + ".")
+        )
+
+    @cached_property
     def callables(self) -> frozenset[str]:
         """The APIs some of whose keywords (or set_context keys) are deprecated."""
         return frozenset(name for name, _ in self.parameters)
@@ -83,6 +93,40 @@ class Catalogue:
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         return word_pattern(self.words)
+
+    @cached_property
+    def byte_pattern(self) -> re.Pattern[bytes]:
+        """``pattern`` for UTF-8 bytes: the same matches in a text that is all ASCII."""
+        return re.compile(self.pattern.pattern.encode("utf-8"))
+
+    @cached_property
+    def name_words(self) -> frozenset[str]:
+        """The words that are the last part of a deprecated API or module: code names them as an
+        attribute (`ops.x`, `import a.x`) or among an import's names (`from a import x`)."""
+        return frozenset(name.rsplit(".", 1)[1] for name in (*self.apis, *self.modules))
+
+    @cached_property
+    def tensor_words(self) -> frozenset[str]:
+        """Name words whose every API lies under a class named Tensor: no spelling reaches one
+        without the word `Tensor` in the text (an import of the class, or a call of it)."""
+        outside = {name.rsplit(".", 1)[1] for name in (*self.apis, *self.modules) if not _under_tensor(name)}
+        return self.name_words - outside
+
+    @cached_property
+    def keyword_owners(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """For each deprecated keyword (or `set_context` key): the last parts of the callables it
+        belongs to, those outside a Tensor class and those under one."""
+        owners: dict[str, tuple[set[str], set[str]]] = {}
+        for callable_, keyword in self.parameters:
+            outside, tensor = owners.setdefault(keyword, (set(), set()))
+            (tensor if _under_tensor(callable_) else outside).add(callable_.rsplit(".", 1)[1])
+        return {
+            keyword: (frozenset(outside), frozenset(tensor)) for keyword, (outside, tensor) in owners.items()
+        }
+
+
+def _under_tensor(name: str) -> bool:
+    return "Tensor" in name.split(".")[:-1]
 
 
 def available() -> list[Version]:
@@ -163,6 +207,13 @@ def _index(loaded: tuple[str, list[Deprecation]], version: Version, target: Vers
 def word_pattern(words: Iterable[str]) -> re.Pattern[str]:
     """One regular expression matching any of ``words`` as a whole identifier, built as a trie so
     that a scan costs about the same for a thousand words as for one."""
+    alternation = word_alternation(words)
+    return re.compile(rf"\b{alternation}\b" if alternation else r"(?!x)x")
+
+
+def word_alternation(words: Iterable[str]) -> str:
+    """``words`` as one trie-shaped regular expression group, to build other patterns with; an
+    empty string for no words."""
     trie: dict = {}
     for word in words:
         node = trie
@@ -179,4 +230,4 @@ def word_pattern(words: Iterable[str]) -> re.Pattern[str]:
         group = f"(?:{'|'.join(branches)})"
         return f"{group}?" if "" in node else group
 
-    return re.compile(rf"\b{alternatives(trie)}\b" if trie else r"(?!x)x")
+    return alternatives(trie)

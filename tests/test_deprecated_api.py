@@ -8,6 +8,7 @@ bottom use the committed catalogues generated from MindSpore.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 import ms_migrate.deprecations as deprecations
 from ms_migrate.cli import main
+from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import rules_of_kind, run_rules
 from ms_migrate.rules.base import rule_for
@@ -110,6 +112,7 @@ def catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def found(text: str, target: str = "2.9") -> list[Diagnostic]:
+    assert_prefilter_keeps(text, Version.parse(target))
     return run_rules(text, Version.parse(target), [rule_for("MS210")], fix=False).diagnostics
 
 
@@ -118,7 +121,31 @@ def lines(text: str, target: str = "2.9") -> list[int]:
 
 
 def fixed(text: str, target: str = "2.9") -> str:
+    assert_prefilter_keeps(text, Version.parse(target))
     return run_rules(text, Version.parse(target), [rule_for("MS210")]).text
+
+
+def unfiltered(text: str, target: Version) -> list[Diagnostic]:
+    """What the rule finds in ``text`` when its prefilter is not asked."""
+    return list(rule_for("MS210").check(FileContext(text, target, fixes=False)))
+
+
+def assert_prefilter_keeps(text: str, target: Version) -> None:
+    """The prefilter lets through every text the rule finds something in, and only texts the
+    catalogue's word pattern matches (the prefilter it replaced), so that no result changes."""
+    catalogue = deprecations.catalogue_for(target)
+    admitted = rule_for("MS210").applies_to(text, target)
+    if catalogue is None or target not in rule_for("MS210").targets:
+        assert not admitted
+        return
+    words = "mindspore" in text and catalogue.pattern.search(text) is not None
+    assert words or not admitted, "the prefilter lets through a text the word pattern does not match"
+    if words and not admitted:
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            return
+        assert unfiltered(text, target) == [], "the prefilter rejects a text with findings"
 
 
 SPELLINGS = [
@@ -306,3 +333,147 @@ def test_positions_after_non_ascii_text_on_the_line(catalogue: Path) -> None:
     text = 'from mindspore import ops\nlabel = "标签"; out = ops.identity(label)  # 恒等\nops.identity(1)\n'
     prefix = len('label = "标签"; out = '.encode())
     assert [(item.line, item.col) for item in found(text)] == [(2, prefix), (3, 0)]
+
+
+# --- the prefilter: never a file the rule finds something in ------------------------------------
+
+TRICKY_SPELLINGS = [
+    "import mindspore.ops as P\ny = (P\n     .identity)(x)\n",  # a chain broken over lines
+    "import mindspore.ops as P\ny = (P.  # why\n     # more\n     identity)(x)\n",
+    "import mindspore.ops as P\ny = P.\\\n    identity(x)\n",  # a line continuation
+    "import mindspore.ops as P\ny = P . identity(x)\n",
+    "from mindspore import ops as O\ny = f'{O.identity(x)}'\n",
+    "from mindspore.ops import (\n    # ignore (this)\n    Tensor,\n    identity,\n)\n",
+    "from mindspore.ops import Tensor, \\\n    identity\n",
+    "def f():\n    from mindspore.ops import identity\n    return identity\n",  # a local import
+    "import mindspore.common.old_api\n",
+    "from mindspore . common.old_api import jit\n",
+    "import mindspore as ms\nms.common.old_api.jit\n",
+    "from mindspore import ops\nops.Dropout(keep_prob  # the old name\n            =0.9)\n",
+    "from mindspore import ops\nops.Dropout(\n    keep_prob \\\n    = 0.9)\n",
+    "from mindspore.context import set_context as sc\nsc(enable_graph_kernel=True)\n",
+    "import mindspore as ms\n\n\ndef f(a: ms.Tensor):\n    return a.ptp()\n",
+    "from mindspore import Tensor\nTensor([1.0]).ptp()\n",
+    "import mindspore as ms\r\nms.ops.identity(x)\r\n",  # CRLF
+    # Python reads `ｉｄｅｎｔｉｔｙ` as `identity` (NFKC); the word pattern finds the comment's.
+    "import mindspore.ops as P\n# 中文注释，不是代码。\ny = (P  # identity\n     .ｉｄｅｎｔｉｔｙ)(x)\n",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY_SPELLINGS)
+def test_the_prefilter_keeps_every_spelling_the_rule_flags(catalogue: Path, text: str) -> None:
+    assert unfiltered(text, Version(2, 9)) and found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import mindspore as ms\n# identity, keep_prob and ptp are deprecated\n",  # in comments only
+        "import mindspore as ms\nidentity = keep_prob = 1\n",  # no call takes that keyword here
+        "import mindspore as ms\nimport numpy as np\nspread = np.ptp(x)\n",  # no Tensor anywhere
+        "import mindspore as ms\nms.ops.Dropout(p=0.5) if keep_prob == 1 else None\n",
+    ],
+)
+def test_the_prefilter_passes_over_words_that_cannot_be_flagged(catalogue: Path, text: str) -> None:
+    assert deprecations.catalogue_for(Version(2, 9)).pattern.search(text)
+    assert not rule_for("MS210").applies_to(text, Version(2, 9))
+
+
+def test_the_prefilter_keeps_the_rules_own_examples() -> None:
+    rule = rule_for("MS210")
+    for example in (*rule.examples.valid, *rule.examples.invalid):
+        assert_prefilter_keeps(example.code, Version.parse(example.target))
+
+
+def _spelled_uses(qualified: str) -> list[tuple[str, str]]:
+    """(import, the module's local name) pairs that bind the module part of ``qualified``."""
+    module = qualified.rpartition(".")[0]
+    parent, _, last = module.rpartition(".")
+    pairs = [(f"import {module} as X", "X"), ("import mindspore", module)]
+    if parent:
+        pairs += [(f"from {parent} import {last}", last), (f"from {parent} import {last} as Y", "Y")]
+    return pairs
+
+
+_ATTRIBUTE_GAPS = [
+    ".",
+    " . ",
+    ".\\\n    ",
+    "\n    .",
+    ".  # a comment (with a dot.)\n    ",
+    "  # c\n    # d\n    .",
+]
+_KEYWORD_GAPS = ["=", " = ", "\n    =", "  # a comment = not this\n    =", " \\\n    ="]
+_NOISE = [
+    "",
+    "# 中文注释：不是代码。\n",
+    "s = 'a string with words: cast, identity, device_id='\n",
+    "变量 = 1\n",
+]
+
+
+@st.composite
+def mindspore_snippets(draw: st.DrawFn) -> tuple[str, Version]:
+    """Code using something the 2.10 catalogue deprecates, in one of the spellings the rule
+    follows: attribute chains through aliases and over lines, imports (local ones too, with
+    parenthesised names and continuations), keywords, Tensor methods; or near misses of them."""
+    target = Version(2, 10)
+    catalogue = deprecations.catalogue_for(target)
+    kind = draw(st.sampled_from(["attribute", "import", "keyword", "method", "module"]))
+    gap = draw(st.sampled_from(_ATTRIBUTE_GAPS))
+    if kind == "attribute":
+        name = draw(st.sampled_from(sorted(catalogue.apis)))
+        head, local = draw(st.sampled_from(_spelled_uses(name)))
+        code = f"{head}\ny = ({local}{gap}{name.rpartition('.')[2]})\n"
+    elif kind == "import":
+        name = draw(st.sampled_from(sorted([*catalogue.apis, *catalogue.modules])))
+        module, _, word = name.rpartition(".")
+        spelled = draw(
+            st.sampled_from(
+                [
+                    f"from {module} import {word}",
+                    f"from {module} import {word} as z",
+                    f"from {module} import (\n    # a comment)\n    a,\n    {word},\n)",
+                    f"from {module} import a, \\\n    {word}",
+                    f"def f():\n    from {module} import {word}\n    return 1",
+                ]
+            )
+        )
+        code = spelled + "\n"
+    elif kind == "keyword":
+        callable_, keyword = draw(st.sampled_from(sorted(catalogue.parameters)))
+        equals = draw(st.sampled_from(_KEYWORD_GAPS))
+        module, _, last = callable_.rpartition(".")
+        if "Tensor" in callable_.split("."):
+            code = f"from mindspore import Tensor\nt = Tensor([1.0])\nt.{last}({keyword}{equals}1)\n"
+        else:
+            head, local = draw(st.sampled_from(_spelled_uses(callable_)))
+            code = f"{head}\n{local}{gap}{last}(\n    {keyword}{equals}1)\n"
+    elif kind == "method":
+        method = draw(st.sampled_from(sorted(catalogue.tensor_methods)))
+        code = draw(
+            st.sampled_from(
+                [
+                    f"from mindspore import Tensor\nt = Tensor([1.0])\nt{gap}{method}()\n",
+                    f"import mindspore as ms\nms.Tensor([1.0]){gap}{method}()\n",
+                    f"import mindspore as ms\n\n\ndef f(a: ms.Tensor):\n    return (a{gap}{method})\n",
+                ]
+            )
+        )
+    else:
+        name = draw(st.sampled_from(sorted(catalogue.modules)))
+        code = draw(
+            st.sampled_from(
+                [f"import {name}\n", f"import {name} as m\n", f"import mindspore\nx = ({name}{gap}a)\n"]
+            )
+        )
+    if draw(st.booleans()):  # a near miss: the word, but not where the rule looks
+        code = code.replace(".", "_", 1) if draw(st.booleans()) else code.replace("=", "==", 1)
+    text = draw(st.sampled_from(_NOISE)) + code + draw(st.sampled_from(_NOISE))
+    return text.replace("\n", draw(st.sampled_from(["\n", "\r\n", "\r"]))), target
+
+
+@settings(deadline=None, max_examples=300)
+@given(mindspore_snippets())
+def test_the_prefilter_keeps_what_the_real_catalogue_flags(snippet: tuple[str, Version]) -> None:
+    assert_prefilter_keeps(*snippet)

@@ -92,6 +92,24 @@ def loaded_names(tree: ast.AST) -> Counter[str]:
     return counts
 
 
+_IMPORT_WORD = re.compile(r"import\b")
+
+
+def found_after(pattern: re.Pattern[str], text: str, also: str = "") -> bool:
+    """Whether ``pattern`` matches ``text`` where no word character (nor one of ``also``) comes
+    before the match: ``(?<![\\w...])pattern``, which a regular expression engine tries at every
+    position, found instead by searching from the pattern's own literal start."""
+    position = 0
+    while True:
+        match = pattern.search(text, position)
+        if match is None:
+            return False
+        start = match.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] in also or text[start - 1] == "_"):
+            return True  # isalnum() or "_" is what `\\w` matches in a str pattern
+        position = start + 1
+
+
 @dataclass(frozen=True)
 class ImportBinding:
     """A local name bound by an import statement at module level."""
@@ -249,8 +267,10 @@ class NameResolver:
         if known is None:
             start = min([scope.lineno, *(item.lineno for item in getattr(scope, "decorator_list", ()))])
             text = "".join(self.lines[start - 1 : scope.end_lineno or scope.lineno])
-            mention = re.compile(rf"(?<![\w.]){re.escape(name)}\b(?!\s*\.)|\bimport\b")
-            known = self._unbound_cache[key] = mention.search(text) is None
+            # `(?<![\w.])name\b(?!\s*\.)|\bimport\b`, each part found from its literal start.
+            mention = re.compile(rf"{re.escape(name)}\b(?!\s*\.)")
+            known = not found_after(mention, text, ".") and not found_after(_IMPORT_WORD, text)
+            self._unbound_cache[key] = known
         return known
 
     def qualified_name(self, node: ast.AST, scopes: Iterable[Scope] = ()) -> Optional[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Optional, Union
@@ -16,10 +17,12 @@ from ms_migrate.analysis.names import (
     Scope,
     all_names,
     dotted_name,
+    found_after,
     module_reference,
 )
+from ms_migrate.analysis.walk import child_nodes
 from ms_migrate.context import FileContext
-from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for
+from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
@@ -72,7 +75,7 @@ class DeprecatedApi(Rule):
         if target not in self.targets or "mindspore" not in text:
             return False
         catalogue = catalogue_for(target)
-        return catalogue is not None and catalogue.pattern.search(text) is not None
+        return catalogue is not None and may_be_flagged(text, catalogue)
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         catalogue = catalogue_for(ctx.target)
@@ -104,7 +107,7 @@ class _Finder:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
                 continue
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 if not (isinstance(parent, ast.Attribute) and parent.value is node):
                     found = self._chain(node, scopes)
                     if found is not None:
@@ -112,17 +115,18 @@ class _Finder:
             elif isinstance(node, ast.Call):
                 yield from self._keywords(node, scopes)
             inner = [node, *scopes] if isinstance(node, SCOPE_TYPES) else scopes
-            children = [child for child in ast.iter_child_nodes(node) if self._may_hold_a_hit(child)]
+            children = [child for child in _children(node) if self._may_hold_a_hit(child)]
             stack.extend((child, node, inner) for child in reversed(children))
 
     def _may_hold_a_hit(self, node: ast.AST) -> bool:
         start = getattr(node, "lineno", None)
         if start is None:
             return True  # arguments, comprehensions and the like: their parts have positions
-        begin = (start, node.col_offset)  # type: ignore[attr-defined]
-        for decorator in getattr(node, "decorator_list", ()):
-            begin = min(begin, (decorator.lineno, decorator.col_offset))
-        end = (getattr(node, "end_lineno", None) or start, getattr(node, "end_col_offset", None) or 0)
+        begin = start << _LINE_SHIFT | node.col_offset  # type: ignore[attr-defined]
+        if isinstance(node, _DECORATED):
+            for decorator in node.decorator_list:
+                begin = min(begin, decorator.lineno << _LINE_SHIFT | decorator.col_offset)
+        end = (node.end_lineno or start) << _LINE_SHIFT | (node.end_col_offset or 0)  # type: ignore[attr-defined]
         index = bisect.bisect_left(self.hits, begin)
         return index < len(self.hits) and self.hits[index] < end
 
@@ -181,7 +185,13 @@ class _Finder:
         qualified = self._unscoped_name(call.func)
         if qualified in self.catalogue.callables and self.resolver.qualified_name(call.func, scopes):
             callees.append(qualified)
-        if isinstance(call.func, ast.Attribute) and self._is_tensor(call.func.value, scopes):
+        if (
+            isinstance(call.func, ast.Attribute)
+            and any(
+                (call.func.attr, keyword.arg) in self.catalogue.tensor_keywords for keyword in call.keywords
+            )
+            and self._is_tensor(call.func.value, scopes)
+        ):
             callees += [f"{cls}.{call.func.attr}" for cls in TENSOR_CLASSES]
         for keyword in call.keywords:
             for callee in callees:
@@ -345,8 +355,10 @@ class _Finder:
         without either, no scope can prove it a Tensor, and none needs to be looked at."""
         known = self._tensor_candidates.get(name)
         if known is None:
-            pattern = rf"(?<![\w.]){re.escape(name)}\s*(?::[^=\n]*\bTensor\b|=\s*[\w.]*\bTensor\s*\()"
-            known = self._tensor_candidates[name] = re.search(pattern, self.ctx.text) is not None
+            # `(?<![\w.])name\s*(...)`, searched from the name (see found_after).
+            pattern = re.compile(rf"{re.escape(name)}\s*(?::[^=\n]*\bTensor\b|=\s*[\w.]*\bTensor\s*\()")
+            text = self.ctx.text
+            known = self._tensor_candidates[name] = "Tensor" in text and found_after(pattern, text, ".")
         return known
 
     def _tensor_names(self, scope: Union[ast.Module, Scope], scopes: list[Scope]) -> set[str]:
@@ -391,7 +403,7 @@ class _Finder:
                 and self._is_tensor_call(node.value, scopes)
             ):
                 built.add(node.targets[0].id)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         names = {name for name in built | annotated if stores[name] == 1}
         self._tensors[id(scope)] = names
         return names
@@ -406,9 +418,43 @@ def _short(name: str) -> str:
     return name[len("mindspore.") :] if name.startswith("mindspore.") else name
 
 
-def _matched_positions(text: str, catalogue: Catalogue) -> list[tuple[int, int]]:
-    """Where a catalogue word starts, as ast counts: (line from 1, UTF-8 byte column), in order."""
-    positions: list[tuple[int, int]] = []
+# A position (line, column) as one int that orders the same, cheaper to compare and bisect.
+_LINE_SHIFT = 32
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Nodes that can neither be reported nor hold one that is: a bare name (reported at its import),
+# a constant, a context or an operator.
+_INERT = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        *(
+            kind
+            for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` without the inert ones, in order."""
+    found: list[ast.AST] = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, ast.AST):
+            if type(value) not in _INERT:
+                found.append(value)
+        elif isinstance(value, list):
+            found += [item for item in value if isinstance(item, ast.AST) and type(item) not in _INERT]
+    return found
+
+
+def _matched_positions(text: str, catalogue: Catalogue) -> list[int]:
+    """Where a catalogue word starts, as ast counts: line from 1 and UTF-8 byte column, packed as
+    ``line << _LINE_SHIFT | column``, in order."""
+    if text.isascii():
+        return _ascii_positions(text.encode("ascii"), catalogue)
+    positions: list[int] = []
     line, line_start, position = 1, 0, 0
     for match in catalogue.pattern.finditer(text):
         start = match.start()
@@ -418,5 +464,143 @@ def _matched_positions(text: str, catalogue: Catalogue) -> list[tuple[int, int]]
             line_start = text.rfind("\n", position, start) + 1
         position = start
         before = text[line_start:start]
-        positions.append((line, start - line_start if before.isascii() else len(before.encode("utf-8"))))
+        column = start - line_start if before.isascii() else len(before.encode("utf-8"))
+        positions.append(line << _LINE_SHIFT | column)
     return positions
+
+
+def _ascii_positions(data: bytes, catalogue: Catalogue) -> list[int]:
+    """The same for a text that is all ASCII, scanned as bytes: there `\\b` means the same, a
+    character is a byte, and the pattern runs faster."""
+    positions: list[int] = []
+    line, line_start, position = 1, 0, 0
+    for match in catalogue.byte_pattern.finditer(data):
+        start = match.start()
+        newlines = data.count(b"\n", position, start)
+        if newlines:
+            line += newlines
+            line_start = data.rfind(b"\n", position, start) + 1
+        position = start
+        positions.append(line << _LINE_SHIFT | (start - line_start))
+    return positions
+
+
+# --- the prefilter ------------------------------------------------------------------------------
+#
+# A catalogue word in the text is not enough for a finding: most are `self.cast`, numpy's
+# `.uniform`, a `mode` in prose. What the rule flags is spelled in one of three ways, each of which
+# leaves a trace a regular expression can look for:
+#   - an attribute (`ops.x`, `t.x()`, `import a.x`, `from a.x import y`): the word comes after a
+#     dot, with only blanks, comments and line continuations between;
+#   - a name in `from a import x`: the word lies inside an import statement;
+#   - a keyword (`f(x=1)`): the word is followed by `=`, and the callable it belongs to is named
+#     in the text, by its last part (every part of a qualified name is written somewhere: in the
+#     import that binds its first parts, or in the attribute chain after it).
+# A name under a class called Tensor needs the word `Tensor` too: the class is imported or called.
+# The patterns match more than that grammar (in strings and comments too): that only lets more
+# files through. Python NFKC-normalises identifiers (`ｃａｓｔ` is `cast`), so a text that is not
+# ASCII is looked at normalised, as the parser sees its names.
+
+# A comment runs to the end of its line: a pattern that may end it earlier backtracks
+# exponentially over a line of `#`s.
+_COMMENT = r"#[^\r\n]*(?![^\r\n])"
+# What may stand between a dot and the attribute's name.
+_GAP = rf"(?:[ \t\f\r\n\\]|{_COMMENT})*"
+# The same gap between a keyword's name and its `=`, read backwards (see _Screen): a comment then
+# starts at a line break and ends at a `#`.
+_GAP_BACKWARDS = r"(?:[ \t\f\r\n\\]|(?<![^\r\n])[^\r\n]*#)*"
+# An import statement after `import`, up to a name in it: names, dots, commas, `as` and line
+# continuations, then maybe a parenthesised list with comments.
+_IMPORT_TO_A_NAME = rf"import\b(?:[ \t\f\w,.]|\\(?:\r\n?|\n))*?(?:\((?:[^)#]|{_COMMENT})*?)?"
+
+
+class _Screen:
+    """The patterns of the prefilter for one catalogue. Each match holds a catalogue word as a
+    whole identifier, so whatever they let through the catalogue's word pattern would too.
+
+    Each pattern starts with a literal (`.`, `import`, `=`), which the regular expression engine
+    finds at the speed of a plain find; one starting with a word boundary is tried at every
+    position. Keywords are therefore looked for in the reversed text, from their `=`. The
+    cheapest and likeliest tests come first: a file usually has its finding's word after a dot."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.tensor_words = catalogue.tensor_words
+        self.keyword_owners = catalogue.keyword_owners
+        word = rf"\b({word_alternation(catalogue.name_words)})\b" if catalogue.name_words else _NEVER
+        self.attribute = re.compile(rf"\.[ \t\f]*{word}")
+        self.imported = re.compile(_IMPORT_TO_A_NAME + word)
+        # A dot at the end of a line, the name on a later one: rarer, and slower to look for.
+        self.broken_attribute = re.compile(rf"\.[ \t\f]*(?:[\r\n\\]|{_COMMENT}){_GAP}{word}")
+        backwards = word_alternation(word[::-1] for word in catalogue.keyword_owners)
+        self.keyword = re.compile(rf"=(?<!==){_GAP_BACKWARDS}({backwards})\b" if backwards else _NEVER)
+
+    def admits(self, text: str) -> bool:
+        tensor: list[bool] = []  # whether the text holds the word `Tensor`, once asked
+        return (
+            self._named(self.attribute, text, tensor)
+            or self._named(self.imported, text, tensor)
+            or self._keyword(text, tensor)
+            or self._named(self.broken_attribute, text, tensor)
+        )
+
+    def _named(self, pattern: re.Pattern[str], text: str, tensor: list[bool]) -> bool:
+        for match in pattern.finditer(text):
+            if match.group(1) not in self.tensor_words or _has_tensor(text, tensor):
+                return True
+        return False
+
+    def _keyword(self, text: str, tensor: list[bool]) -> bool:
+        looked: set[str] = set()
+        for match in self.keyword.finditer(text[::-1]):
+            word = match.group(1)[::-1]
+            if word in looked:
+                continue
+            looked.add(word)  # its callables are looked for once
+            outside, under_tensor = self.keyword_owners[word]
+            if under_tensor and _has_tensor(text, tensor):
+                outside = outside | under_tensor
+            if any(_mentions(text, owner) for owner in outside):
+                return True
+        return False
+
+
+_NEVER = r"(?!x)x"
+
+
+def _has_tensor(text: str, known: list[bool]) -> bool:
+    if not known:
+        known.append(_mentions(text, "Tensor"))
+    return known[0]
+
+
+def _mentions(text: str, word: str) -> bool:
+    """``word`` is in ``text`` as a whole identifier (`\\bword\\b`, found at the speed of a
+    plain find: a pattern starting with a word boundary is tried at every position)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or not _is_word_char(text[start - 1])) and (
+            end == len(text) or not _is_word_char(text[end])
+        ):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what `\w` matches in a str pattern
+
+
+_SCREENS: dict[int, tuple[Catalogue, _Screen]] = {}
+
+
+def may_be_flagged(text: str, catalogue: Catalogue) -> bool:
+    """Whether MS210 can find anything in ``text``: False only where it provably finds nothing."""
+    known = _SCREENS.get(id(catalogue))
+    if known is None or known[0] is not catalogue:  # a catalogue since collected had that id
+        known = _SCREENS[id(catalogue)] = (catalogue, _Screen(catalogue))
+    if text.isascii():
+        return known[1].admits(text)
+    # The names the screen sees are normalised; those the rule looks for (its word pattern marks
+    # where) are as written: both must be there.
+    return catalogue.pattern.search(text) is not None and known[1].admits(unicodedata.normalize("NFKC", text))
