@@ -27,6 +27,16 @@ from ms_migrate.engine import rules_of_kind, run_rules
 from ms_migrate.rules.base import rule_for
 from ms_migrate.versions import Version
 
+
+@pytest.fixture(autouse=True)
+def _screen_from_the_first_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prefilter's screen is what these tests are about: used from the first text on, not
+    after the texts a short run lets through on the word pattern alone."""
+    import ms_migrate.rules.ms210_deprecated_api as ms210
+
+    monkeypatch.setattr(ms210, "SCREEN_AFTER_TEXTS", 0)
+
+
 ENTRIES = [
     {
         "names": ["mindspore.ops.identity", "mindspore.ops.functional.identity"],

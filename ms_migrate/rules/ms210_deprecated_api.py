@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import (
@@ -524,15 +525,30 @@ class _Screen:
     cheapest and likeliest tests come first: a file usually has its finding's word after a dot."""
 
     def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
         self.tensor_words = catalogue.tensor_words
         self.keyword_owners = catalogue.keyword_owners
-        word = rf"\b({word_alternation(catalogue.name_words)})\b" if catalogue.name_words else _NEVER
-        self.attribute = re.compile(rf"\.[ \t\f]*{word}")
-        self.imported = re.compile(_IMPORT_TO_A_NAME + word)
-        # A dot at the end of a line, the name on a later one: rarer, and slower to look for.
-        self.broken_attribute = re.compile(rf"\.[ \t\f]*(?:[\r\n\\]|{_COMMENT}){_GAP}{word}")
-        backwards = word_alternation(word[::-1] for word in catalogue.keyword_owners)
-        self.keyword = re.compile(rf"=(?<!==){_GAP_BACKWARDS}({backwards})\b" if backwards else _NEVER)
+        self._word = rf"\b({word_alternation(catalogue.name_words)})\b" if catalogue.name_words else _NEVER
+
+    # Each pattern is compiled on first need (tens of milliseconds for a catalogue's words): a
+    # pre-commit run over one file that has a finding mostly needs the first one only.
+    @cached_property
+    def attribute(self) -> re.Pattern[str]:
+        return re.compile(rf"\.[ \t\f]*{self._word}")
+
+    @cached_property
+    def imported(self) -> re.Pattern[str]:
+        return re.compile(_IMPORT_TO_A_NAME + self._word)
+
+    @cached_property
+    def broken_attribute(self) -> re.Pattern[str]:
+        """A dot at the end of a line, the name on a later one: rarer, and slower to look for."""
+        return re.compile(rf"\.[ \t\f]*(?:[\r\n\\]|{_COMMENT}){_GAP}{self._word}")
+
+    @cached_property
+    def keyword(self) -> re.Pattern[str]:
+        backwards = word_alternation(word[::-1] for word in self.keyword_owners)
+        return re.compile(rf"=(?<!==){_GAP_BACKWARDS}({backwards})\b" if backwards else _NEVER)
 
     def admits(self, text: str) -> bool:
         tensor: list[bool] = []  # whether the text holds the word `Tensor`, once asked
@@ -592,10 +608,22 @@ def _is_word_char(char: str) -> bool:
 
 
 _SCREENS: dict[int, tuple[Catalogue, _Screen]] = {}
+# The screen's patterns take tens of milliseconds to compile, repaid only over many texts: the
+# first ones a process asks about (all of them, in a pre-commit run over a few files) are let
+# through on the catalogue's word pattern alone, which the rule compiles anyway to find its
+# positions. Either way the rule's own check decides what is reported.
+SCREEN_AFTER_TEXTS = 16
+_texts_asked = 0
 
 
 def may_be_flagged(text: str, catalogue: Catalogue) -> bool:
     """Whether MS210 can find anything in ``text``: False only where it provably finds nothing."""
+    global _texts_asked
+    _texts_asked += 1
+    if _texts_asked <= SCREEN_AFTER_TEXTS:
+        if text.isascii():
+            return catalogue.byte_pattern.search(text.encode("ascii")) is not None
+        return catalogue.pattern.search(text) is not None
     known = _SCREENS.get(id(catalogue))
     if known is None or known[0] is not catalogue:  # a catalogue since collected had that id
         known = _SCREENS[id(catalogue)] = (catalogue, _Screen(catalogue))
