@@ -110,6 +110,15 @@ def upgrade_file(
     return _migrate_source(source, target, _rules_for(path, config, kinds), config, fix)
 
 
+def _upgrade_file_lean(path: Path, **options: object) -> FileOutcome:
+    """``upgrade_file`` in a worker: an unchanged file's text does not travel back (the parent
+    needs a file's text only to show or write its change, and most files have none)."""
+    outcome = upgrade_file(path, **options)  # type: ignore[arg-type]
+    if not outcome.changed:
+        outcome.before = outcome.after = ""
+    return outcome
+
+
 def _migrate_source(
     source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
 ) -> FileOutcome:
@@ -443,7 +452,7 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
         for item in settled:
             yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
         return
-    work = partial(upgrade_file, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
+    work = partial(_upgrade_file_lean, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
     done = [item if isinstance(item, FileOutcome) else None for item in settled]
     del triaged, settled
     count = min(workers, len(pending))
