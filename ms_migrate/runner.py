@@ -280,7 +280,7 @@ class _Run:
             if signature is not None:
                 self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, clean)
             if clean:
-                return FileOutcome(path, source.text, source.text)  # what run_rules gives, unparsed
+                return FileOutcome(path)  # unchanged, nothing found: no text to keep
             return source
         if signature is not None:
             self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, False)
