@@ -487,3 +487,10 @@ def mindspore_snippets(draw: st.DrawFn) -> tuple[str, Version]:
 @given(mindspore_snippets())
 def test_the_prefilter_keeps_what_the_real_catalogue_flags(snippet: tuple[str, Version]) -> None:
     assert_prefilter_keeps(*snippet)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_sites_are_found_and_renamed_whatever_ends_the_lines(catalogue: Path, newline: str) -> None:
+    text = newline.join(["from mindspore import ops", "", "# \u00e9t\u00e9", "y = ops.old_add(1, 2)", ""])
+    assert lines(text) == [4]
+    assert fixed(text) == text.replace("ops.old_add", "ops.add")

@@ -453,6 +453,8 @@ def _children(node: ast.AST) -> list[ast.AST]:
 def _matched_positions(text: str, catalogue: Catalogue) -> list[int]:
     """Where a catalogue word starts, as ast counts: line from 1 and UTF-8 byte column, packed as
     ``line << _LINE_SHIFT | column``, in order."""
+    if "\r" in text and "\r" in text.replace("\r\n", ""):
+        return _positions_by_lines(text, catalogue)  # a bare CR ends a line too, for Python
     if text.isascii():
         return _ascii_positions(text.encode("ascii"), catalogue)
     positions: list[int] = []
@@ -467,6 +469,21 @@ def _matched_positions(text: str, catalogue: Catalogue) -> list[int]:
         before = text[line_start:start]
         column = start - line_start if before.isascii() else len(before.encode("utf-8"))
         positions.append(line << _LINE_SHIFT | column)
+    return positions
+
+
+def _positions_by_lines(text: str, catalogue: Catalogue) -> list[int]:
+    """The same, for a text with lines that end in a bare CR (old Mac files): slower, and rare."""
+    starts: list[int] = []
+    offset = 0
+    for line in source_lines(text):
+        starts.append(offset)
+        offset += len(line)
+    positions: list[int] = []
+    for match in catalogue.pattern.finditer(text):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        column = len(text[starts[index] : match.start()].encode("utf-8"))
+        positions.append((index + 1) << _LINE_SHIFT | column)
     return positions
 
 
