@@ -46,6 +46,20 @@ def _depth(tree: ast.AST) -> int:
     return deepest
 
 
+_last_parsed: list[tuple[str, ast.Module]] = []
+
+
+def parse_ast(text: str) -> ast.Module:
+    """``ast.parse(text)``; the same tree again for the text parsed last, which is how a rewrite's
+    output is read twice in a row (for the imports it left unused, then by the fixed-point check).
+    Nothing changes an ``ast`` tree once built, so sharing one is safe."""
+    if _last_parsed and (_last_parsed[0][0] is text or _last_parsed[0][0] == text):
+        return _last_parsed[0][1]
+    tree = ast.parse(text)
+    _last_parsed[:] = [(text, tree)]
+    return tree
+
+
 def precheck(text: str) -> ast.Module:
     """Raise ParseFailure for text Python itself would reject.
 
@@ -57,7 +71,7 @@ def precheck(text: str) -> ast.Module:
     global prechecks
     prechecks += 1
     try:
-        tree = ast.parse(text)
+        tree = parse_ast(text)
     except SyntaxError as error:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except (RecursionError, MemoryError) as error:

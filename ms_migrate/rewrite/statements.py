@@ -36,6 +36,19 @@ def _join_lines(carried: Sequence[cst.EmptyLine], own: Sequence[cst.EmptyLine]) 
     return [*carried, *own]
 
 
+# The nodes a block of statements can be reached through, from the module down.
+_HOLDS_BLOCKS = (
+    cst.Module,
+    cst.IndentedBlock,
+    cst.BaseCompoundStatement,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.MatchCase,
+)
+
+
 class StatementEditor(cst.CSTTransformer):
     """Replaces and removes whole statement lines, keeping their comments.
 
@@ -79,9 +92,9 @@ class StatementEditor(cst.CSTTransformer):
         return body, carried
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        # Only blocks are edited, and no statement line or expression holds one: what is inside
-        # them, most of a file, is not walked.
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
+        # Only blocks are edited: what holds none (statement lines, expressions, parameters,
+        # decorators, whitespace and comments: most of a file) is not walked.
+        if not isinstance(node, _HOLDS_BLOCKS):
             return False
         return super().on_visit(node)
 

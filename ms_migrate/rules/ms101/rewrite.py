@@ -17,6 +17,7 @@ import libcst as cst
 from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
+from ms_migrate.parsing import parse_ast
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.statements import StatementEditor
 from ms_migrate.rules.ms101.analysis import Statement
@@ -234,7 +235,7 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
 
 def _unused_imports(decision: Decision, before: ast.Module, new_text: str) -> set[str]:
     """MindSpore imports that the rewrite, and only the rewrite, left unused."""
-    used_before, used_after = loaded_names(before), loaded_names(ast.parse(new_text))
+    used_before, used_after = loaded_names(before), loaded_names(parse_ast(new_text))
     return {
         name
         for name, binding in decision.analysis.resolver.imports.items()
