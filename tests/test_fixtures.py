@@ -54,3 +54,15 @@ def test_fixture_positions_are_python_lines(case: FixtureCase) -> None:
     prefix = _LINE_BREAKS_PYTHON_KEEPS.replace("\n", "\r\n" if "\r\n" in source.text else "\n")
     result = case.migrate(prefix + source.text)
     assert result.text == prefix + expected
+
+
+@pytest.mark.parametrize("case", CHANGING, ids=[case.id for case in CHANGING])
+def test_fixture_keeps_windows_line_endings(case: FixtureCase) -> None:
+    """A file whose lines end in CRLF comes out with CRLF only: generated code too (a block once
+    came out with `\\r\\r\\n`, a stray CR that Python reads as one more line)."""
+    source = sources.read_source(case.source).text
+    expected = sources.read_source(case.expected).text  # type: ignore[arg-type]
+    if "\r\n" in source:
+        pytest.skip("already CRLF")
+    result = case.migrate(source.replace("\n", "\r\n"))
+    assert result.text == expected.replace("\n", "\r\n")

@@ -7,6 +7,7 @@ edits out.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Optional
 
 from ms_migrate.analysis.walk import walk
@@ -19,6 +20,17 @@ def column(lines: list[str], line: int, byte_offset: int) -> int:
 
 def newline_of(lines: list[str]) -> str:
     return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+
+
+def generated_blocks(blocks: Sequence[str], indent: str, blank: int, newline: str) -> str:
+    """Generated code ``blocks`` (written with `\\n`) indented by ``indent``, ``blank`` empty lines
+    between and after them, every line ended by the file's ``newline``. Joined with `\\n` before
+    the conversion: joined with ``newline``, a CRLF file got `\\r\\r\\n`, a stray CR."""
+    body = ("\n" * blank).join(
+        "".join(indent + line if line.strip() else line for line in block.splitlines(keepends=True))
+        for block in blocks
+    )
+    return body.replace("\n", newline) + newline * blank
 
 def import_edit(tree: ast.Module, lines: list[str], local: str, newline: str) -> Edit:
     """`import mindspore [as local]` where isort puts it: before the file's first MindSpore import

@@ -9,6 +9,7 @@ from typing import Optional
 from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.rewrite.text_edits import newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
 from ms_migrate.versions import Version
@@ -100,7 +101,9 @@ def _spelled(alias: ast.alias) -> str:
 def _ops_import(text: str, node: ast.ImportFrom, moved: list[ast.alias]) -> Optional[Fix]:
     """`from mindspore import grad` -> `from mindspore.ops import grad`; other names stay where
     they were. Only for an import alone on its line(s), so the split keeps the indentation."""
-    lines = [line.rstrip("\r\n") for line in source_lines(text)]
+    raw_lines = source_lines(text)
+    newline = newline_of(raw_lines)
+    lines = [line.rstrip("\r\n") for line in raw_lines]
     end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
     before = lines[node.lineno - 1][: node.col_offset]
     after = lines[end_line - 1][end_col:]
@@ -110,5 +113,5 @@ def _ops_import(text: str, node: ast.ImportFrom, moved: list[ast.alias]) -> Opti
     statements = [f"from mindspore.ops import {', '.join(map(_spelled, moved))}"]
     if kept:
         statements.insert(0, f"from mindspore import {', '.join(map(_spelled, kept))}")
-    edit = Edit((node.lineno, node.col_offset), (end_line, end_col), f"\n{before}".join(statements))
+    edit = Edit((node.lineno, node.col_offset), (end_line, end_col), f"{newline}{before}".join(statements))
     return Fix((edit,), "exact", "import them from mindspore.ops")

@@ -20,7 +20,7 @@ from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Note, Reason, registry
-from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
+from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 VALUE_AND_GRAD = frozenset({"mindspore.value_and_grad", "mindspore.ops.value_and_grad"})
@@ -557,11 +557,7 @@ def _rewrite(
         reference.expression, forward, step, ", ".join(params), site.has_aux, site.in_cell, sens
     )
     blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
-    body = (newline * blank).join(
-        "".join(indent + line if line.strip() else line for line in block.splitlines(keepends=True))
-        for block in classes
-    )
-    text = body.replace("\n", newline) + newline * blank
+    text = generated_blocks(classes, indent, blank, newline)
     previous = lines[site.before.lineno - 2] if site.before.lineno > 1 else ""
     if previous.strip() and not previous.rstrip().endswith(":"):
         text = newline * blank + text

@@ -21,7 +21,7 @@ from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
-from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
+from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms301_value_and_grad_to_grad_operation import _bindings, _free, _returns
 
@@ -488,11 +488,7 @@ def _insertions(
         line = lines[first.lineno - 1]
         indent = line[: len(line) - len(line.lstrip())]
         blank = 2 if statement in tree.body else 1  # pycodestyle: E302/E305 at module level, E306 in a def
-        body = (newline * blank).join(
-            "".join(indent + item if item.strip() else item for item in block.splitlines(keepends=True))
-            for block in blocks
-        )
-        body = body.replace("\n", newline) + newline * blank
+        body = generated_blocks(blocks, indent, blank, newline)
         previous = lines[first.lineno - 2] if first.lineno > 1 else ""
         if previous.strip() and not previous.rstrip().endswith(":"):
             body = newline * blank + body
