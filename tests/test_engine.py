@@ -7,6 +7,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ms_migrate import parsing
 from ms_migrate.diagnostics import apply_edits, edits_between
@@ -259,3 +261,16 @@ def test_lines_are_numbered_as_python_numbers_them() -> None:
     assert apply_edits(text, (Edit((4, 0), (4, 1), "bee"),)) == text.replace("b = 2", "bee = 2")
     diff = unified_diff("x.py", "\x0c\nx = 1\n", "\x0c\nx = 2\n")
     assert "No newline" not in diff and "-x = 1\n+x = 2\n" in diff
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"))
+def test_source_lines_end_only_at_cr_and_lf(text: str) -> None:
+    import re
+
+    from ms_migrate.diagnostics import source_lines
+
+    pieces = re.split(r"(\r\n|\r|\n)", text)  # text, break, text, break, ..., text
+    expected = [pieces[i] + pieces[i + 1] for i in range(0, len(pieces) - 1, 2)]
+    expected += [pieces[-1]] if pieces[-1] else []
+    assert source_lines(text) == expected
