@@ -15,7 +15,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar, Union
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -167,13 +167,18 @@ class _Run(Generic[Item, Result]):
         initializer: Callable[..., None],
         initargs: tuple[Any, ...],
         max_batch: int = MAX_BATCH,
+        grouped: Optional[Sequence[bool]] = None,
     ) -> None:
         self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
         import multiprocessing  # a run over a handful of files never starts a worker
 
         self.context = multiprocessing.get_context()
         self.workers = [self.new_worker() for _ in range(workers)]
-        self.queue = deque(range(len(items)))
+        # Grouped items go to the first worker, and to the others only once the rest are out.
+        together = grouped or [False] * len(items)
+        self.group = deque(index for index in range(len(items)) if together[index])
+        self.in_group = frozenset(self.group)
+        self.queue = deque(index for index in range(len(items)) if not together[index])
         self.batch = max(1, min(max_batch, len(items) // (workers * 8)))
         self.results: dict[int, Any] = {}
         self.unexplained_deaths = 0
@@ -192,9 +197,12 @@ class _Run(Generic[Item, Result]):
 
     def step(self) -> None:
         """Keep every worker's window full, then take what the first ready workers have."""
-        for worker in self.workers:
-            while self.queue and len(worker.sent) < WINDOW * self.batch:
-                batch = [self.queue.popleft() for _ in range(min(self.batch, len(self.queue)))]
+        for position, worker in enumerate(self.workers):
+            while len(worker.sent) < WINDOW * self.batch:
+                source = self.group if self.group and (position == 0 or not self.queue) else self.queue
+                if not source:
+                    break
+                batch = [source.popleft() for _ in range(min(self.batch, len(source)))]
                 worker.send([(index, self.items[index]) for index in batch])
         from multiprocessing.connection import wait
 
@@ -225,7 +233,8 @@ class _Run(Generic[Item, Result]):
             if self.unexplained_deaths >= MAX_UNEXPLAINED_DEATHS:
                 cause = describe_exit(exitcode)
                 raise WorkersKeepDying(f"worker processes keep dying outside any file ({cause})")
-        self.queue.extendleft(reversed(dead.sent))
+        self.group.extendleft(reversed([index for index in dead.sent if index in self.in_group]))
+        self.queue.extendleft(reversed([index for index in dead.sent if index not in self.in_group]))
         dead.sent.clear()
         dead.stop()
         self.workers[position] = self.new_worker()
@@ -242,6 +251,7 @@ def map_in_workers(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...] = (),
     max_batch: int = MAX_BATCH,
+    grouped: Optional[Sequence[bool]] = None,
 ) -> Iterator[Union[Result, WorkerDied]]:
     """``task(item)`` for every item, in ``workers`` processes, yielded in the order of ``items``.
 
@@ -249,8 +259,10 @@ def map_in_workers(
     worker. An exception the task raises is raised here, as ``map`` would. ``initializer`` runs
     in each worker before its first item. Items that each take long (a file to parse, against
     many to skip) want a small ``max_batch``: the last batches then end close together.
+    ``grouped`` items (by position) go to one worker while others are left, so that what they
+    build up in a worker (a cache of facts about other items) is built once.
     """
-    run = _Run(task, items, workers, initializer, initargs, max_batch)
+    run = _Run(task, items, workers, initializer, initargs, max_batch, grouped)
     try:
         yield from run.results_in_order()
     finally:

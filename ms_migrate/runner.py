@@ -352,6 +352,13 @@ class _Run:
             self._prefilters[rules] = _any_applies(rules, self.target)
         return self._prefilters[rules]
 
+    def reads_the_project(self, source: sources.SourceFile) -> bool:
+        """Whether a rule that asks about other files of the run applies to this one."""
+        return any(
+            rule.reads_the_project and rule.applies_to(source.text, self.target)
+            for rule in self._rules(source.path)
+        )
+
     def _rules(self, path: Path) -> list[Rule]:
         return _rules_for(path, self.config, self.kinds)
 
@@ -447,7 +454,9 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     triaged = [run.triage(path) for path in run.paths]
     settled = [run.settle(item) for item in triaged]  # after all are read: `run.state` is at hand
     _set_project(run.paths)
-    pending = [item.path for item in settled if not isinstance(item, FileOutcome)]
+    sources_pending = [item for item in settled if not isinstance(item, FileOutcome)]
+    pending = [item.path for item in sources_pending]
+    grouped = [run.reads_the_project(item) for item in sources_pending]
     if len(pending) < MIN_FILES_FOR_POOL:
         for item in settled:
             yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
@@ -456,7 +465,10 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     done = [item if isinstance(item, FileOutcome) else None for item in settled]
     del triaged, settled
     count = min(workers, len(pending))
-    results = map_in_workers(work, pending, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)
+    del sources_pending
+    results = map_in_workers(
+        work, pending, count, _worker_start, (list(run.paths),), FILES_PER_BATCH, grouped
+    )
     with contextlib.closing(results):
         for path, outcome in zip(run.paths, done):
             yield outcome if outcome is not None else run.keep(_outcome_of(path, next(results)))

@@ -51,3 +51,29 @@ def test_workers_that_die_before_their_first_item_end_the_run() -> None:
 
 def test_signals_are_named() -> None:
     assert WorkerDied(0, -9).cause == "signal 9, SIGKILL"
+
+
+def _pid_after(item: int) -> tuple[int, int]:
+    import time
+
+    if item >= 8:
+        time.sleep(0.02)  # the others keep the second worker busy while the first does the group
+    return item, os.getpid()
+
+
+def test_grouped_items_go_to_one_worker_and_results_stay_in_order() -> None:
+    items = list(range(48))
+    grouped = [item < 8 for item in items]
+    results = list(map_in_workers(_pid_after, items, 2, _nothing, grouped=grouped))
+    assert [item for item, _ in results] == items
+    assert len({pid for item, pid in results if item < 8}) == 1
+    assert len({pid for _, pid in results}) == 2
+
+
+def test_grouped_items_of_a_dying_worker_are_done_again() -> None:
+    grouped = [item in range(30, 40) for item in range(60)]
+    results = list(map_in_workers(_double_or_exit, list(range(60)), 2, _nothing, grouped=grouped))
+    assert results[5] == WorkerDied(5, 3) and results[37] == WorkerDied(37, 3)
+    assert [result for index, result in enumerate(results) if index not in (5, 37)] == [
+        index * 2 for index in range(60) if index not in (5, 37)
+    ]

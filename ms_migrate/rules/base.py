@@ -79,6 +79,9 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     targets: ClassVar[VersionRange] = VersionRange()
     prefilter: ClassVar[tuple[str, ...]] = ()  # a file holding none of these is never parsed
+    # Whether ``check`` asks ``ctx.project`` about the run's other files: a run sends the files
+    # such a rule applies to to one worker, which then reads those facts once.
+    reads_the_project: ClassVar[bool] = False
     reasons: ClassVar[dict[str, Reason]] = {}  # why a site is left alone, by code
     notes: ClassVar[dict[str, Note]] = {}  # what to know about a fixed site, by code
     examples: ClassVar[Examples] = Examples()

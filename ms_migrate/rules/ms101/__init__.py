@@ -73,6 +73,7 @@ class GradOperationToFunctional(Rule):
     # why each site stays below it (MSR001).
     targets = VersionRange()
     prefilter = ("GradOperation", "TrainOneStep", "PipelineCell")
+    reads_the_project = True
     reasons = REASONS
     notes = NOTES
     examples = Examples(
