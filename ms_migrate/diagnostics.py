@@ -6,6 +6,7 @@ sarif, github): the output layer (``ms_migrate.output``) renders nothing else.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import enum
 import re
@@ -65,12 +66,23 @@ def source_lines(text: str) -> list[str]:
     return _SOURCE_LINE.findall(text)
 
 
+def line_starts(text: str) -> list[int]:
+    """Where each of ``source_lines(text)`` starts in ``text``, and, last, where the text ends:
+    line ``n`` (from 1) is ``text[starts[n - 1] : starts[n]]``."""
+    starts = [0]
+    for line in source_lines(text):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def line_of(starts: list[int], offset: int) -> int:
+    """The line (from 1) that holds ``offset``, from ``line_starts``."""
+    return bisect.bisect_right(starts, offset, hi=max(len(starts) - 1, 1))
+
+
 def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
     """``text`` with non-overlapping ``edits`` applied (later ones first, so positions hold)."""
-    lines = source_lines(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = line_starts(text)
 
     def offset(position: tuple[int, int]) -> int:
         return starts[position[0] - 1] + position[1]

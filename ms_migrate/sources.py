@@ -189,14 +189,11 @@ class _GitIgnores:
             real = Path(os.path.join(here, entry.name)).resolve().as_posix()
         else:
             real = f"{real_here}/{entry.name}" if real_here != "/" else f"/{entry.name}"
-        return self.ignored_text(real, is_dir)
+        return self.ignored(real, is_dir)
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        """As git decides: the deepest .gitignore with a matching pattern wins (`!` re-includes)."""
-        return self.ignored_text(path.as_posix(), is_dir)
-
-    def ignored_text(self, text: str, is_dir: bool) -> bool:
-        """``ignored`` for a resolved path written with forward slashes."""
+    def ignored(self, text: str, is_dir: bool) -> bool:
+        """As git decides for a resolved path written with forward slashes: the deepest
+        .gitignore with a matching pattern wins (`!` re-includes)."""
         decision = None
         for folder, prefix, spec, any_pattern in self.specs:
             # Path.relative_to, as text: a tree's files times its .gitignore files add up.

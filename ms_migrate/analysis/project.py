@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.diagnostics import line_of, line_starts
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
@@ -71,11 +72,10 @@ def _lines_mentioning(text: str, names: frozenset[str]) -> list[int]:
     if not names:
         return []
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-    breaks = [match.end() for match in _LINE_BREAK.finditer(text)]
-    return sorted({bisect.bisect_right(breaks, match.start()) + 1 for match in pattern.finditer(text)})
+    starts = line_starts(text)
+    return sorted({line_of(starts, match.start()) for match in pattern.finditer(text)})
 
 
-_LINE_BREAK = re.compile(r"\r\n?|\n")
 # The fields through which a statement holds statements, in ``_fields`` order: a walk along them
 # meets every statement (and only statements, handlers and match cases) in ``ast.walk``'s order.
 _STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")

@@ -24,7 +24,7 @@ from ms_migrate.analysis.names import (
 from ms_migrate.analysis.walk import child_nodes
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.versions import Version
@@ -474,16 +474,12 @@ def _matched_positions(text: str, catalogue: Catalogue) -> list[int]:
 
 def _positions_by_lines(text: str, catalogue: Catalogue) -> list[int]:
     """The same, for a text with lines that end in a bare CR (old Mac files): slower, and rare."""
-    starts: list[int] = []
-    offset = 0
-    for line in source_lines(text):
-        starts.append(offset)
-        offset += len(line)
+    starts = line_starts(text)
     positions: list[int] = []
     for match in catalogue.pattern.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
-        column = len(text[starts[index] : match.start()].encode("utf-8"))
-        positions.append((index + 1) << _LINE_SHIFT | column)
+        line = line_of(starts, match.start())
+        column = len(text[starts[line - 1] : match.start()].encode("utf-8"))
+        positions.append(line << _LINE_SHIFT | column)
     return positions
 
 
