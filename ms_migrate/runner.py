@@ -35,6 +35,7 @@ from ms_migrate.cache import (
     file_signature,
     settings_digest,
 )
+from ms_migrate.collector import pace_for_a_run, paced_for_a_run
 from ms_migrate.config import NO_CONFIG, Config
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import UPGRADE_KINDS, FileResult, ParseFailure, rules_of_kind, run_rules
@@ -176,8 +177,9 @@ def write_outcome(outcome: FileOutcome) -> None:
 
 
 def _worker_start(paths: Sequence[Path]) -> None:
-    """Pool initializer: die with the parent (Linux), then learn the run's files."""
+    """Pool initializer: die with the parent (Linux), pace the collector, learn the run's files."""
     _die_with_parent()
+    pace_for_a_run()  # a forked worker has the parent's pace; a spawned one (macOS) would not
     _set_project(paths)
 
 
@@ -436,9 +438,10 @@ def upgrade_files(
     run = _Run(paths, target, config, kinds, cache_dir, fix)
     cores = available_cores()  # more workers than cores only add processes to wait for
     workers = min(jobs or cores, cores, len(paths))
-    outcomes = _in_this_process(run) if workers <= 1 else _in_workers(run, workers)
-    yield from _written(outcomes, write)
-    run.finish()
+    with paced_for_a_run():
+        outcomes = _in_this_process(run) if workers <= 1 else _in_workers(run, workers)
+        yield from _written(outcomes, write)
+        run.finish()
 
 
 def _in_this_process(run: _Run) -> Iterator[FileOutcome]:

@@ -3,6 +3,7 @@ workers and from a warm cache gives the same findings, the same diff and the sam
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from click.testing import CliRunner, Result
 
 from ms_migrate import parsing, runner
 from ms_migrate.cli import main
+from ms_migrate.collector import RUN_THRESHOLDS
+from ms_migrate.versions import Version
 from tests.fixture_cases import FIXTURES
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"
@@ -123,3 +126,24 @@ def test_upgrade_writes_the_same_files_from_the_cache(tmp_path: Path) -> None:
     assert parsing.prechecks == parsed, "the rewrites came from the cache"
     assert code == run("upgrade", *options, "--no-cache", str(fresh))[0]
     assert _contents(cached) == _contents(fresh) != _contents(original)
+
+
+def test_a_run_paces_the_collector_and_gives_the_callers_pace_back(tmp_path: Path) -> None:
+    """Trees are collected less often during a run (ms_migrate.collector), and a process that runs
+    the tool as a library gets its own thresholds back, also when it stops reading early."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import mindspore.ops as ops\nx = ops.Gelu()\n")
+    paths = sorted(tmp_path.iterdir())
+    own = (900, 11, 12)
+    before = gc.get_threshold()
+    gc.set_threshold(*own)
+    try:
+        outcomes = runner.upgrade_files(paths, Version.parse("2.10"), write=False)
+        next(outcomes)
+        assert gc.get_threshold() == RUN_THRESHOLDS
+        outcomes.close()
+        assert gc.get_threshold() == own
+        assert len(list(runner.upgrade_files(paths, Version.parse("2.10"), write=False))) == 2
+        assert gc.get_threshold() == own
+    finally:
+        gc.set_threshold(*before)
