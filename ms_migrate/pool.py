@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Optional, TypeVar, Union
 
@@ -34,6 +34,7 @@ MAX_UNEXPLAINED_DEATHS = 3
 STOP_TIMEOUT_S = 5.0
 # What a worker's shared `current` holds besides an item's index.
 _NOT_STARTED, _BETWEEN_ITEMS = -1, -2
+_END = object()  # no more items
 
 
 def available_cores() -> int:
@@ -162,24 +163,29 @@ class _Run(Generic[Item, Result]):
     def __init__(
         self,
         task: Callable[[Item], Result],
-        items: Sequence[Item],
+        items: Iterable[Item],
         workers: int,
         initializer: Callable[..., None],
         initargs: tuple[Any, ...],
         max_batch: int = MAX_BATCH,
-        grouped: Optional[Sequence[bool]] = None,
+        grouped: Optional[Callable[[Item], bool]] = None,
     ) -> None:
-        self.task, self.items, self.initializer, self.initargs = task, items, initializer, initargs
+        self.task, self.initializer, self.initargs = task, initializer, initargs
         import multiprocessing  # a run over a handful of files never starts a worker
 
         self.context = multiprocessing.get_context()
         self.workers = [self.new_worker() for _ in range(workers)]
+        self.items: list[Item] = []
+        self.source: Optional[Iterator[Item]] = iter(items)
+        self.grouped = grouped
         # Grouped items go to the first worker, and to the others only once the rest are out.
-        together = grouped or [False] * len(items)
-        self.group = deque(index for index in range(len(items)) if together[index])
-        self.in_group = frozenset(self.group)
-        self.queue = deque(index for index in range(len(items)) if not together[index])
-        self.batch = max(1, min(max_batch, len(items) // (workers * 8)))
+        self.group: deque[int] = deque()
+        self.in_group: set[int] = set()
+        self.queue: deque[int] = deque()
+        # Batches of a known number of items end close together; items still coming go out as
+        # they come, in batches of up to ``max_batch``.
+        count = len(items) if isinstance(items, Sized) else None
+        self.batch = max(1, min(max_batch, count // (workers * 8))) if count is not None else max_batch
         self.results: dict[int, Any] = {}
         self.unexplained_deaths = 0
 
@@ -187,26 +193,61 @@ class _Run(Generic[Item, Result]):
         return _Worker(self.context, self.task, self.initializer, self.initargs)
 
     def results_in_order(self) -> Iterator[Union[Result, WorkerDied]]:
-        for index in range(len(self.items)):
+        index = 0
+        while True:
             while index not in self.results:
+                if self.source is None and index >= len(self.items):
+                    return
                 self.step()
             result = self.results.pop(index)
             if isinstance(result, _Raised):
                 raise result.error
             yield result
+            index += 1
+
+    def take(self) -> bool:
+        """The next item from the caller, queued; False once there are no more."""
+        assert self.source is not None
+        item = next(self.source, _END)
+        if item is _END:
+            self.source = None
+            return False
+        index = len(self.items)
+        self.items.append(item)  # type: ignore[arg-type]
+        if self.grouped is not None and self.grouped(item):  # type: ignore[arg-type]
+            self.group.append(index)
+            self.in_group.add(index)
+        else:
+            self.queue.append(index)
+        return True
 
     def step(self) -> None:
-        """Keep every worker's window full, then take what the first ready workers have."""
+        """Take the caller's items while there are any (producing them, a file read and looked
+        at, is the parent's work while the workers parse), keeping every worker's window full and
+        its finished batches read; then wait for the first ready workers."""
+        while self.source is not None and self.take():
+            self.fill()
+            self.collect(timeout=0)
+        self.fill()
+        if any(worker.sent for worker in self.workers):
+            self.collect(timeout=None)
+
+    def fill(self) -> None:
+        """Keep every worker's window full."""
         for position, worker in enumerate(self.workers):
             while len(worker.sent) < WINDOW * self.batch:
-                source = self.group if self.group and (position == 0 or not self.queue) else self.queue
+                steal = not self.queue and self.source is None  # the group's worker is not waited for
+                source = self.group if self.group and (position == 0 or steal) else self.queue
                 if not source:
                     break
                 batch = [source.popleft() for _ in range(min(self.batch, len(source)))]
                 worker.send([(index, self.items[index]) for index in batch])
+
+    def collect(self, timeout: Optional[float]) -> None:
+        """What the ready workers have sent (waiting up to ``timeout``; None: until one is)."""
         from multiprocessing.connection import wait
 
-        ready = set(wait([worker.connection for worker in self.workers] + self.sentinels()))
+        ready = set(wait([worker.connection for worker in self.workers] + self.sentinels(), timeout))
         for position, worker in enumerate(self.workers):
             if worker.connection not in ready and worker.process.sentinel not in ready:
                 continue
@@ -246,12 +287,12 @@ class _Run(Generic[Item, Result]):
 
 def map_in_workers(
     task: Callable[[Item], Result],
-    items: Sequence[Item],
+    items: Iterable[Item],
     workers: int,
     initializer: Callable[..., None],
     initargs: tuple[Any, ...] = (),
     max_batch: int = MAX_BATCH,
-    grouped: Optional[Sequence[bool]] = None,
+    grouped: Optional[Callable[[Item], bool]] = None,
 ) -> Iterator[Union[Result, WorkerDied]]:
     """``task(item)`` for every item, in ``workers`` processes, yielded in the order of ``items``.
 
@@ -259,7 +300,10 @@ def map_in_workers(
     worker. An exception the task raises is raised here, as ``map`` would. ``initializer`` runs
     in each worker before its first item. Items that each take long (a file to parse, against
     many to skip) want a small ``max_batch``: the last batches then end close together.
-    ``grouped`` items (by position) go to one worker while others are left, so that what they
+    ``items`` may be a generator: each item goes out as soon as it is made, so the caller's work
+    to make them (reading files to find the ones to parse) overlaps the workers'; it runs in this
+    process, between reading the workers' results, and is all done before the first result is
+    yielded. Items that are ``grouped`` go to one worker while others are left, so that what they
     build up in a worker (a cache of facts about other items) is built once.
     """
     run = _Run(task, items, workers, initializer, initargs, max_batch, grouped)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import itertools
+import operator
 import os
 import signal
 import stat
@@ -452,29 +454,69 @@ def _in_this_process(run: _Run) -> Iterator[FileOutcome]:
 
 
 def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
-    """Triage every file first, then run the rules on the rest in a pool, or here when they are
-    few. The texts of the files for the pool are not kept: a worker reads its file again."""
-    triaged = [run.triage(path) for path in run.paths]
-    settled = [run.settle(item) for item in triaged]  # after all are read: `run.state` is at hand
+    """Run the rules in a pool on the files that need them, or here when they are few.
+
+    A file goes to a worker as soon as the parent has read it and found that the rules must run,
+    so reading the rest of the tree overlaps the workers' parsing; its text is not kept (the
+    worker reads it again). A cached result that depends on other files is settled once every
+    file has been read, and goes out last if it does not hold. Outcomes come in path order.
+    """
+    done: list[Optional[FileOutcome]] = []  # by position in run.paths; None: the rules run on it
+    sent: list[int] = []  # the positions of the files the rules run on, in the order they go
+    read_all: list[bool] = []  # [True] once every file is triaged
+
+    def to_rules() -> Iterator[sources.SourceFile]:
+        held: list[tuple[int, _Held]] = []
+        for path in run.paths:
+            item = run.triage(path)
+            done.append(item if isinstance(item, FileOutcome) else None)
+            if isinstance(item, _Held):
+                held.append((len(done) - 1, item))
+            elif isinstance(item, sources.SourceFile):
+                sent.append(len(done) - 1)
+                yield item
+        for position, waiting in held:  # after all are read: `run.state` is at hand
+            settled = run.settle(waiting)
+            if isinstance(settled, FileOutcome):
+                done[position] = settled
+            else:
+                sent.append(position)
+                yield settled
+        read_all.append(True)
+
     _set_project(run.paths)
-    sources_pending = [item for item in settled if not isinstance(item, FileOutcome)]
-    pending = [item.path for item in sources_pending]
-    grouped = [run.reads_the_project(item) for item in sources_pending]
-    if len(pending) < MIN_FILES_FOR_POOL:
-        for item in settled:
-            yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
-        return
-    work = partial(_upgrade_file_lean, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
-    done = [item if isinstance(item, FileOutcome) else None for item in settled]
-    del triaged, settled
-    count = min(workers, len(pending))
-    del sources_pending
-    results = map_in_workers(
-        work, pending, count, _worker_start, (list(run.paths),), FILES_PER_BATCH, grouped
-    )
+    pending = to_rules()
+    first = list(itertools.islice(pending, MIN_FILES_FOR_POOL))
+    if len(first) < MIN_FILES_FOR_POOL:  # every file is read, and few are to be parsed
+        results: Iterator[Union[FileOutcome, WorkerDied]] = (run.migrate(source) for source in first)
+    else:
+        work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
+        items = ((source.path, run.reads_the_project(source)) for source in itertools.chain(first, pending))
+        count = min(workers, len(run.paths))
+        args = (work, items, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)
+        results = map_in_workers(*args, grouped=operator.itemgetter(1))
+    fresh: dict[int, FileOutcome] = {}  # the rules' outcomes, by position, until their turn
     with contextlib.closing(results):
-        for path, outcome in zip(run.paths, done):
-            yield outcome if outcome is not None else run.keep(_outcome_of(path, next(results)))
+        numbered = enumerate(results)
+        position = 0
+        while position < len(done) or not read_all:
+            if position < len(done) and done[position] is not None:
+                outcome = done[position]
+            elif position in fresh:
+                outcome = fresh.pop(position)
+            else:  # with the rules, or not read yet (waiting for a result reads every file)
+                number, result = next(numbered, (-1, None))
+                if number < 0 and position < len(done):
+                    raise RuntimeError(f"no outcome for {run.paths[position]}")
+                if number >= 0:
+                    fresh[sent[number]] = run.keep(_outcome_of(run.paths[sent[number]], result))
+                continue
+            yield outcome  # type: ignore[misc]
+            position += 1
+
+
+def _upgrade_pending(item: tuple[Path, bool], **options: object) -> FileOutcome:
+    return _upgrade_file_lean(item[0], **options)
 
 
 def _signature(path: Path) -> Optional[str]:

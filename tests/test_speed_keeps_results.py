@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +77,18 @@ def run(*args: str) -> tuple[int, str, str]:
 def test_jobs_and_a_warm_cache_give_the_results_of_a_serial_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pools: list[int] = []
+    pools: list[list[Any]] = []  # per pool started, the items it was given
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        pools.append(len(args[1]))
-        return map_in_workers(*args, **kwargs)
+    def counted(task: Any, items: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+        given: list[Any] = []
+        pools.append(given)
+
+        def counting() -> Iterator[Any]:
+            for item in items:
+                given.append(item)
+                yield item
+
+        return map_in_workers(task, counting(), *args, **kwargs)
 
     map_in_workers = runner.map_in_workers
     monkeypatch.setattr(runner, "map_in_workers", counted)
@@ -92,7 +100,7 @@ def test_jobs_and_a_warm_cache_give_the_results_of_a_serial_run(
         assert serial[1], "the tree must give findings or a diff to compare"
         assert run(*options, "-j", "2", "--no-cache", str(tree)) == serial
         # Only the files some rule's prefilter lets through go to the workers.
-        assert len(pools) == 1 and 4 <= pools[0] < 40, pools
+        assert len(pools) == 1 and 4 <= len(pools[0]) < 40, pools
         pools.clear()
         # Each fills the cache (in workers): check's entries hold findings only, no fixes, so
         # upgrade keeps its own.
