@@ -341,3 +341,54 @@ def module_reference(
         if candidate not in module_names and candidate not in resolver.rebound:
             return ModuleReference(candidate, candidate)
     return None
+
+
+def bindings_in(scope: Union[Scope, ast.Module], name: str) -> list[ast.AST]:
+    """Statements of ``scope`` (not of nested functions or classes) that bind ``name``; a nested
+    def or class of that name counts, its body does not."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(scope.body)  # type: ignore[arg-type]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            if node.name == name:
+                found.append(node)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if _binds(node, name):
+            found.append(node)
+        stack.extend(child_nodes(node))
+    return found
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]) == name
+    return isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+
+
+def own_returns(function: ast.AST) -> list[ast.Return]:
+    """The `return` statements of ``function`` itself, not of the defs, classes and lambdas in it."""
+    found: list[ast.Return] = []
+    stack = list(child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            found.append(node)
+        stack.extend(child_nodes(node))
+    return found
+
+
+def free_name(base: str, taken: set[str], separator: str = "") -> str:
+    """``base``, or ``base`` + separator + 2, 3, ... : the first not in ``taken``, which it joins."""
+    name, counter = base, 1
+    while name in taken:
+        counter += 1
+        name = f"{base}{separator}{counter}"
+    taken.add(name)
+    return name

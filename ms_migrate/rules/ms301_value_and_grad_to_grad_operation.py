@@ -12,8 +12,11 @@ from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     NameResolver,
     all_names,
+    bindings_in,
     enclosing_scopes,
+    free_name,
     module_reference,
+    own_returns,
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
@@ -206,45 +209,6 @@ def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]
     return current
 
 
-def _bindings(scope: Scope, name: str) -> list[ast.AST]:
-    """Statements of ``scope`` (not of nested functions) that bind ``name``."""
-    found: list[ast.AST] = []
-    stack: list[ast.AST] = list(scope.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
-            if node.name == name:
-                found.append(node)
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if _binds(node, name):
-            found.append(node)
-        stack.extend(child_nodes(node))
-    return found
-
-
-def _binds(node: ast.AST, name: str) -> bool:
-    if isinstance(node, ast.Name):
-        return node.id == name and not isinstance(node.ctx, ast.Load)
-    if isinstance(node, ast.alias):
-        return (node.asname or node.name.split(".")[0]) == name
-    return isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
-
-
-def _returns(function: ast.AST) -> list[ast.Return]:
-    found: list[ast.Return] = []
-    stack = list(child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Return):
-            found.append(node)
-        stack.extend(child_nodes(node))
-    return found
-
-
 def _arguments(call: ast.Call) -> Optional[tuple[ast.expr, ast.expr, ast.expr, bool, bool]]:
     """(fn, grad_position, weights, has_aux, sens_param) as written, or None when they are not plain."""
     if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 3:
@@ -310,7 +274,7 @@ def _function_site(
         return "inside a class body or a lambda"
     if not isinstance(fn, ast.Name):
         return "the differentiated function is not a name or self.<method>"
-    definitions = _bindings(scope, fn.id)
+    definitions = bindings_in(scope, fn.id)
     function = definitions[0] if len(definitions) == 1 else None
     if not isinstance(function, ast.FunctionDef):
         return f"`{fn.id}` is not one `def` of this scope"
@@ -319,7 +283,7 @@ def _function_site(
         return problem
     params = tuple(arg.arg for arg in function.args.args)
     grad_fn = statement.targets[0].id  # type: ignore[attr-defined]
-    if len(_bindings(scope, grad_fn)) != 1:
+    if len(bindings_in(scope, grad_fn)) != 1:
         return f"`{grad_fn}` is bound more than once"
     mentions = [node for node in walk(scope) if isinstance(node, ast.Name) and node.id == grad_fn]
     problem = _calls_only(parents, mentions, statement.targets[0], f"`{grad_fn}`", len(params), sens)
@@ -484,7 +448,7 @@ def _signature_problem(function: ast.FunctionDef, spelled: str, has_aux: bool, m
         return f"`{spelled}` has a parameter named like the generated Cell's attributes"
     if not has_aux:
         return None
-    returned = [item.value for item in _returns(function)]
+    returned = [item.value for item in own_returns(function)]
     if not returned or not all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for value in returned):
         return f"has_aux=True, and `{spelled}` does not always return a tuple of two or more"
     if any(isinstance(element, ast.Constant) for value in returned for element in value.elts[1:]):  # type: ignore[union-attr]
@@ -522,15 +486,6 @@ def _calls_only(
     return None
 
 
-def _free(base: str, taken: set[str]) -> str:
-    name, counter = base, 1
-    while name in taken:
-        counter += 1
-        name = f"{base}{counter}"
-    taken.add(name)
-    return name
-
-
 def _rewrite(
     ctx: FileContext,
     resolver: NameResolver,
@@ -547,12 +502,12 @@ def _rewrite(
     if site.in_cell and "object" in taken:
         return "the file binds `object`, which the generated Cell calls"
     params = list(site.params)
-    forward, step = _free("_Forward", taken), _free("_ValueAndGrad", taken)
+    forward, step = free_name("_Forward", taken), free_name("_ValueAndGrad", taken)
     lines = source_lines(ctx.text)
     first = lines[site.before.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
     newline = newline_of(lines)
-    sens = _free("sens", set(params) | _RESERVED) if site.sens else None
+    sens = free_name("sens", set(params) | _RESERVED) if site.sens else None
     classes = _classes(
         reference.expression, forward, step, ", ".join(params), site.has_aux, site.in_cell, sens
     )

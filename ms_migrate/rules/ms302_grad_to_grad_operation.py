@@ -12,9 +12,12 @@ from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     NameResolver,
     all_names,
+    bindings_in,
     dotted_name,
     enclosing_scopes,
+    free_name,
     module_reference,
+    own_returns,
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
@@ -23,7 +26,6 @@ from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms301_value_and_grad_to_grad_operation import _bindings, _free, _returns
 
 GRAD = frozenset({"mindspore.grad", "mindspore.ops.grad"})
 
@@ -324,7 +326,7 @@ def _differentiated(
         ) else set()
         if fn.id in params:
             return f"`{fn.id}` is a parameter of `{scope.name}`"  # type: ignore[union-attr]
-        bindings = _bindings(scope, fn.id)  # type: ignore[arg-type]
+        bindings = bindings_in(scope, fn.id)  # type: ignore[arg-type]
         if not bindings:
             continue
         if len(bindings) != 1:
@@ -367,7 +369,7 @@ def _module(parents: dict[ast.AST, ast.AST], node: ast.AST) -> ast.Module:
 
 def _aux_problem(ctx: FileContext, function: ast.FunctionDef) -> Optional[str]:
     """Why a second call of ``function`` may not compute the auxiliaries the first one did."""
-    returned = [item.value for item in _returns(function)]
+    returned = [item.value for item in own_returns(function)]
     if not returned or not all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for value in returned):
         return f"has_aux=True, and `{function.name}` does not always return a tuple of two or more"
     params = {arg.arg for arg in function.args.args}
@@ -436,7 +438,7 @@ class _Generated:
             same_block = self.parents.get(statement) is self.parents.get(helper.statement)
             if same_block and statement.lineno <= helper.statement.lineno:
                 return name
-        name = _free(stem, self.taken)
+        name = free_name(stem, self.taken)
         self.names[key] = (name, helper.statement)
         self.inserted.setdefault(id(helper.statement), (helper.statement, []))[1].append(
             block.replace("NAME", name)

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ms_migrate.analysis.names import all_names, module_reference
+from ms_migrate.analysis.names import all_names, free_name, module_reference
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
@@ -108,15 +108,6 @@ def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) ->
     return plans
 
 
-def _free_name(base: str, taken: set[str]) -> str:
-    name, counter = base, 1
-    while name in taken:
-        counter += 1
-        name = f"{base}_{counter}"
-    taken.add(name)
-    return name
-
-
 def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[str]) -> None:
     """How each plan's code spells the grad function (an existing alias, or one new import shared
     by all) and names its def; a site with no free name for mindspore stays (MSR011)."""
@@ -146,9 +137,9 @@ def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[s
             function = f"{reference.expression}.{plan.function_name}"
             helper = ""
             if plan.scaled_by is not None:
-                helper = _free_name(SCALED_FORWARD_NAME, module_names)
+                helper = free_name(SCALED_FORWARD_NAME, module_names, separator="_")
             elif plan.wrapper:
-                helper = _free_name(FORWARD_NAME, module_names)
+                helper = free_name(FORWARD_NAME, module_names, separator="_")
             decision.conversions.append(Conversion(plan, function, helper))
             line = plan.site.line
             converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
