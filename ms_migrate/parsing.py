@@ -12,8 +12,6 @@ import ast
 import warnings
 from typing import TYPE_CHECKING, Optional
 
-from ms_migrate.analysis.walk import child_nodes
-
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -42,7 +40,9 @@ def _depth(tree: ast.AST) -> int:
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in child_nodes(node))
+        # Every child, contexts and operators too (which `child_nodes` leaves out): the limit
+        # counts the nesting libcst will see.
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return deepest
 
 

@@ -422,32 +422,14 @@ def _short(name: str) -> str:
 # A position (line, column) as one int that orders the same, cheaper to compare and bisect.
 _LINE_SHIFT = 32
 _DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# Nodes that can neither be reported nor hold one that is: a bare name (reported at its import),
-# a constant, a context or an operator.
-_INERT = frozenset(
-    {
-        ast.Name,
-        ast.Constant,
-        *(
-            kind
-            for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-            for kind in base.__subclasses__()
-        ),
-    }
-)
+# Nodes that can neither be reported nor hold one that is: a bare name (reported at its import)
+# and a constant (contexts and operators `child_nodes` leaves out already).
+_INERT = (ast.Name, ast.Constant)
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes(node)`` without the inert ones, in order."""
-    found: list[ast.AST] = []
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if isinstance(value, ast.AST):
-            if type(value) not in _INERT:
-                found.append(value)
-        elif isinstance(value, list):
-            found += [item for item in value if isinstance(item, ast.AST) and type(item) not in _INERT]
-    return found
+    return [child for child in child_nodes(node) if not isinstance(child, _INERT)]
 
 
 def _matched_positions(text: str, catalogue: Catalogue) -> list[int]:

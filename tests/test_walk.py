@@ -1,0 +1,101 @@
+"""The rules' walk: what `ast.walk` and `ast.iter_child_nodes` give, in their order, less the
+context and operator singletons, on every fixture and on the grammar's odd corners."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ms_migrate.analysis import walk as walking
+from ms_migrate.analysis.walk import INERT, child_nodes, walk
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+CORNERS = """
+from __future__ import annotations
+import a.b as c, d
+from .e import (f as g, h)
+x: int = {**a, 'k': 1, **b}
+def f(a, /, b=1, *c, d, e=2, **g) -> int:
+    global x
+    return -a + b * c @ d if not a and b or c else (yield from z)
+async def h():
+    async with a as (b, c):
+        async for i in j:
+            await k[1:2, ::3]
+    return [i async for i in y if i if not i]
+lambda *a, k, **b: {k: v for k, v in a}
+match p:
+    case [1, *rest] | {"k": v, **kw} if v > 0:
+        pass
+    case Point(x=0, y=y) as q:
+        pass
+    case _:
+        pass
+try:
+    pass
+except* (A, B) as e:
+    raise C from e
+else:
+    del a.b, c[0]
+finally:
+    assert a < b <= c != d is not e in f, f"{x!r:>{w}} {y=}"
+with open(f) as g, h:
+    a, *b = c = d
+    a += 1; b //= 2; c |= 3
+while a: break
+class K(B, metaclass=M):
+    x = 1 if a else ~b
+"""
+
+
+def _texts() -> list[str]:
+    return [CORNERS, *(path.read_text(encoding="utf-8") for path in sorted(FIXTURES.rglob("*.py")))]
+
+
+def test_the_walk_is_ast_walk_without_contexts_and_operators() -> None:
+    compared = 0
+    for text in _texts():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        assert list(walk(tree)) == [node for node in ast.walk(tree) if type(node) not in INERT]
+        for node in walk(tree):
+            expected = [child for child in ast.iter_child_nodes(node) if type(child) not in INERT]
+            assert child_nodes(node) == expected, ast.dump(node)[:200]
+        compared += 1
+    assert compared > 100
+
+
+def test_the_corners_hold_what_the_walk_must_skip_and_keep() -> None:
+    tree = ast.parse(CORNERS)
+    kinds = {type(node) for node in ast.walk(tree)}
+    # Each odd field is exercised: None among dict keys and keyword-only defaults, lists of
+    # operators, and every kind of singleton.
+    assert {ast.Dict, ast.arguments, ast.Compare, ast.MatchMapping, ast.JoinedStr} <= kinds
+    assert {ast.Load, ast.Store, ast.Del, ast.Add, ast.USub, ast.Not, ast.And, ast.Lt} <= kinds
+    assert not {type(node) for node in walk(tree)} & INERT
+
+
+def test_a_node_type_made_by_hand_is_walked_field_by_field() -> None:
+    class Pair(ast.AST):
+        """Not a grammar line."""
+
+        _fields = ("first", "second", "label")
+
+    inner = ast.Name(id="x", ctx=ast.Load())
+    pair = Pair(first=inner, second=[ast.Constant(1), None, ast.Add()], label="text")
+    assert child_nodes(pair) == [inner, pair.second[0]]
+    assert walking._FIELDS[Pair] == (("first", 3), ("second", 3), ("label", 3))
+
+
+@pytest.mark.parametrize("kind", [ast.Name, ast.Dict, ast.arguments, ast.Compare, ast.Global, ast.alias])
+def test_the_grammar_is_read_from_the_docstrings(kind: type) -> None:
+    fields = walking._fields_of(kind)
+    assert all(shape in (0, 1, 2) for _, shape in fields), fields  # no type fell back
+    assert [name for name, _ in fields] == [
+        name for name in kind._fields if name not in ("id", "ctx", "ops", "names", "name", "asname")
+    ]
