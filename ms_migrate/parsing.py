@@ -12,6 +12,8 @@ import ast
 import warnings
 from typing import TYPE_CHECKING, Optional
 
+from ms_migrate.analysis.walk import child_nodes
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -33,16 +35,23 @@ class ParseFailure(Exception):
 MAX_DEPTH = 1000
 
 
+# The node types with a context or operator child, which `child_nodes` leaves out: each is a leaf
+# one level below its node, and the depth counts it as `ast.iter_child_nodes` would.
+_WITH_INERT_CHILD = frozenset(
+    {ast.Name, ast.Attribute, ast.Subscript, ast.Starred, ast.List, ast.Tuple}
+    | {ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.AugAssign, ast.Compare}
+)
+
+
 def _depth(tree: ast.AST) -> int:
-    """The deepest nesting of the tree (iteratively: the tree may be deeper than the stack)."""
+    """The deepest nesting of the tree, every node counted (iteratively: the tree may be deeper
+    than the stack)."""
     deepest = 0
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        # Every child, contexts and operators too (which `child_nodes` leaves out): the limit
-        # counts the nesting libcst will see.
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        deepest = max(deepest, depth + 1 if type(node) in _WITH_INERT_CHILD else depth)
+        stack.extend((child, depth + 1) for child in child_nodes(node))
     return deepest
 
 

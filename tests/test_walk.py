@@ -99,3 +99,28 @@ def test_the_grammar_is_read_from_the_docstrings(kind: type) -> None:
     assert [name for name, _ in fields] == [
         name for name in kind._fields if name not in ("id", "ctx", "ops", "names", "name", "asname")
     ]
+
+
+def _depth_of_every_node(tree: ast.AST) -> int:
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def test_the_depth_limit_counts_the_nodes_the_walk_leaves_out() -> None:
+    """`parsing._depth` walks without contexts and operators, and still counts them: the nesting
+    that MAX_DEPTH bounds is the one libcst sees."""
+    from ms_migrate.parsing import _depth
+
+    compared = 0
+    for text in [*_texts(), "x", "a + b", "not a", "a < b", "a and b", "x += 1", "f(*a)[0].b", "[a, (b,)]"]:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        assert _depth(tree) == _depth_of_every_node(tree), text[:80]
+        compared += 1
+    assert compared > 100
