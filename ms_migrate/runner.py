@@ -10,7 +10,6 @@ without the cache.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import itertools
 import operator
@@ -189,6 +188,8 @@ def _die_with_parent() -> None:
     """PR_SET_PDEATHSIG: a worker whose parent is killed (even with SIGKILL) is killed too."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # only a worker needs it
+
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG

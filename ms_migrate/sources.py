@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
-from ms_migrate.notebooks import Notebook, NotebookError, parse_notebook
-
 if TYPE_CHECKING:
     import pathspec
+
+    from ms_migrate.notebooks import Notebook
 
 try:
     from fcntl import LOCK_EX, LOCK_NB, flock
@@ -102,6 +102,8 @@ class SourceFile:
 
     def encode(self, text: str) -> bytes:
         if self.notebook is not None:
+            from ms_migrate.notebooks import NotebookError
+
             try:
                 text = self.notebook.with_virtual_text(text)
             except NotebookError as error:
@@ -445,6 +447,8 @@ def read_source(path: Path) -> SourceFile:
 
 
 def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
+    from ms_migrate.notebooks import NotebookError, parse_notebook  # most runs read no notebook
+
     has_bom = raw.startswith(codecs.BOM_UTF8)
     try:
         document = raw[len(codecs.BOM_UTF8) if has_bom else 0 :].decode("utf-8")
