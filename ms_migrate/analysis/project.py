@@ -396,20 +396,12 @@ class ProjectIndex:
         else:
             self._consulted.files.add(named)
         if path not in self._facts:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
-            self._facts[path] = file_facts(text)
+            self._facts[path] = file_facts(_text_of(path))
         return self._facts[path]
 
     def _from_imported(self, path: Path) -> frozenset[str]:
         if path not in self._imported_words:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
-            self._imported_words[path] = from_imported_words(text)
+            self._imported_words[path] = from_imported_words(_text_of(path))
         return self._imported_words[path]
 
     def _module_files(self, module: str, level: int, importer: Optional[Path]) -> list[Path]:
@@ -553,6 +545,14 @@ class ProjectIndex:
             for local_name in meaning_this:
                 found += [(path, call) for call in calls.get(local_name, [])]
         return found
+
+
+def _text_of(path: Path) -> str:
+    """Another file of the run as text, for what the index learns from it ("" if it cannot be read)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 _FROM_IMPORT = re.compile(r"\bfrom[ \t]+[\w.]+[ \t]+import\b[ \t]*(\()?")

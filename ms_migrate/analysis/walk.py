@@ -19,12 +19,9 @@ from collections.abc import Iterator
 
 # Grammar types whose values are never nodes, and the node types no rule walks to.
 _NOT_NODES = frozenset({"identifier", "string", "constant", "int"})
-_INERT_TYPES = frozenset({"expr_context", "operator", "unaryop", "cmpop", "boolop"})
-INERT = frozenset(
-    kind
-    for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-    for kind in base.__subclasses__()
-)
+_INERT_BASES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+_INERT_TYPES = frozenset(base.__name__ for base in _INERT_BASES)
+INERT = frozenset(kind for base in _INERT_BASES for kind in base.__subclasses__())
 _SIGNATURE = re.compile(r"\w+\((.*)\)")
 _FIELD = re.compile(r"(\w+)([*?]?) (\w+)")
 # The two lists of the grammar that hold None among their nodes: `{**a}` has a None key, and a
