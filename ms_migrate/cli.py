@@ -195,9 +195,12 @@ def _run_options(
 
 
 class _LazyGroup(click.Group):
-    """A group whose `verify` command (and the machinery behind it) is imported only when run."""
+    """A group whose `verify` and `runtime` commands (and the machinery behind them) load only when run."""
 
-    lazy: ClassVar[dict[str, tuple[str, str]]] = {"verify": ("ms_migrate.verify.command", "verify_command")}
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {
+        "verify": ("ms_migrate.verify.command", "verify_command"),
+        "runtime": ("ms_migrate.runtime_command", "runtime_group"),
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
@@ -326,7 +329,7 @@ def _migrate(
             # The verify machinery loads only when asked for: a plain run starts faster.
             from ms_migrate.verify.command import options_for_upgrade, show_verification
 
-            options = options_for_upgrade(paths)
+            options = options_for_upgrade(paths, target, downgrade=kinds == DOWNGRADE_KINDS)
             outcomes = upgrade_files_verified(
                 files, target, write, options, allow_unverified, jobs, config, kinds, cache_dir
             )

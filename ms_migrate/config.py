@@ -10,6 +10,9 @@
     [tool.ms-migrate.verify]               # read by ms_migrate.verify.config, unchanged
     factory = "verify_harness:build"
 
+    [tool.ms-migrate.runtimes]             # interpreters with MindSpore X.Y (ms_migrate.runtimes)
+    "1.7" = "/opt/ms17/bin/python"
+
 Command-line flags win: ``--target-version``, ``--select`` and ``--ignore`` replace the table's
 values, ``--exclude`` adds to them. An unknown key or a value of the wrong kind is an error that
 names the key.
@@ -25,7 +28,7 @@ from typing import Any, Optional
 
 from ms_migrate.versions import Version, load_toml, parse_target
 
-KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify")
+KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify", "runtimes")
 
 
 class ConfigError(Exception):
@@ -41,6 +44,8 @@ class Config:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # [tool.ms-migrate.runtimes]: MindSpore version -> interpreter (checked by ms_migrate.runtimes)
+    runtimes: dict[str, str] = field(default_factory=dict)
 
     def enabled(self, code: str, path: Optional[Path] = None) -> bool:
         """Whether ``code`` is reported (and, for a rule, applied) in ``path``."""
@@ -79,6 +84,7 @@ class Config:
             ignore or self.ignore,
             (*self.exclude, *exclude),
             self.per_file_ignores,
+            self.runtimes,
         )
 
 
@@ -121,6 +127,10 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
         per_file_ignores[pattern] = _codes(codes)
     if "verify" in table and not isinstance(table["verify"], dict):
         raise ConfigError(f"{where}: verify must be a table")
+    runtimes = table.get("runtimes", {})
+    if not isinstance(runtimes, dict) or not all(isinstance(value, str) for value in runtimes.values()):
+        message = 'runtimes must be a table of "X.Y" = "/path/to/python"'
+        raise ConfigError(f"{where}: {message}, not {runtimes!r}")
     return Config(
         root=root,
         source=where,
@@ -129,6 +139,7 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
         ignore=_codes(_strings(table, "ignore", where)),
         exclude=_strings(table, "exclude", where),
         per_file_ignores=per_file_ignores,
+        runtimes=dict(runtimes),
     )
 
 

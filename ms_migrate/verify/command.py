@@ -37,6 +37,7 @@ from ms_migrate.verify.sandbox import SandboxUnavailable, check
 from ms_migrate.verify.scripts import verify_scripts
 from ms_migrate.verify.supervisor import worker_environment
 from ms_migrate.verify.verifier import verify_files
+from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
     from ms_migrate.runner import FileOutcome
@@ -130,6 +131,20 @@ def _explicit(ctx: click.Context) -> set[str]:
     help="Interpreter that has MindSpore [default: this one].",
 )
 @click.option(
+    "--target-version",
+    "target_version",
+    default=None,
+    metavar="X.Y",
+    help="The MindSpore AFTER is written for: it runs on that runtime (see `ms-migrate runtime list`), "
+    "and so does BEFORE unless --before-version.",
+)
+@click.option(
+    "--before-version",
+    default=None,
+    metavar="X.Y",
+    help="The MindSpore BEFORE is written for, when it is another (a downgrade's input: the newest).",
+)
+@click.option(
     "--sandbox/--no-sandbox",
     default=False,
     help="Linux: run the code where it can write only its scratch directory (unshare user+mount "
@@ -153,6 +168,8 @@ def verify_command(
     memory_limit: Optional[int],
     workers: Optional[int],
     python: Optional[str],
+    target_version: Optional[str],
+    before_version: Optional[str],
     sandbox: bool,
 ) -> None:
     """Run BEFORE and AFTER (two versions of one file) on MindSpore and compare them.
@@ -180,6 +197,11 @@ def verify_command(
         python=python,
         sandbox=sandbox,
     )
+    if target_version or before_version:
+        if python:
+            message = "--python names one interpreter for both versions: drop it, or the versions"
+            raise click.UsageError(message)
+        options = _on_runtimes(options, target_version, before_version, after)
     try:
         options = apply_settings(options, find_config(before), _explicit(ctx))
         report = verify_scripts(before, after, options) if script else verify_files(before, after, options)
@@ -199,19 +221,59 @@ def verify_command(
     sys.exit(report.exit_code)
 
 
+def _parse(value: str, option: str) -> Version:
+    try:
+        return Version.parse(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint=option) from error
+
+
+def _on_runtimes(
+    options: VerifyOptions, target: Optional[str], before: Optional[str], start: Path
+) -> VerifyOptions:
+    """``--target-version`` / ``--before-version``: the interpreters of those runtimes, or exit 2
+    saying which cannot be had here."""
+    from ms_migrate import runtimes
+    from ms_migrate.runtime_command import configured
+
+    at_hand = runtimes.available(configured(start))
+    after_version = _parse(target, "--target-version") if target else None
+    before_version = _parse(before, "--before-version") if before else after_version
+    chosen = {}
+    for label, version in (("AFTER", after_version), ("BEFORE", before_version)):
+        if version is None:  # only --before-version: AFTER on this interpreter
+            continue
+        try:
+            plan = runtimes.for_rewrite(version, False, at_hand)
+        except runtimes.RuntimeUnavailable as error:
+            click.echo(f"error: {label}: {error}; nothing was run", err=True)
+            sys.exit(EXIT_NOT_RUN)
+        for note in plan.notes:
+            click.echo(f"note: {label}: {note}", err=True)
+        chosen[label] = plan.after.python
+    return options.but(python=chosen.get("AFTER"), before_python=chosen.get("BEFORE"))
+
+
 # --- upgrade --verify: the two hooks ms_migrate/cli.py calls ------------------------------------
 
 
-def options_for_upgrade(paths: Sequence[Path]) -> VerifyOptions:
-    """Defaults, adjusted by the [tool.ms-migrate.verify] table of the first path's project.
+def options_for_upgrade(
+    paths: Sequence[Path], target: Optional[Version] = None, downgrade: bool = False
+) -> VerifyOptions:
+    """Defaults, adjusted by the [tool.ms-migrate.verify] table of the first path's project, on
+    the runtimes the rewrite is written for: an upgrade's two versions on the target's, a
+    downgrade's BEFORE on the newest at hand and AFTER on the target's.
 
     A table that asks for ``sandbox = true`` on a machine that cannot sandbox stops the run here,
-    before anything is migrated, with exit 3.
+    before anything is migrated, with exit 3; so does a target no runtime here can run, with exit 2.
     """
+    start = paths[0] if paths else Path.cwd()
     try:
-        options = apply_settings(VerifyOptions(), find_config(paths[0] if paths else Path.cwd()), set())
+        options = apply_settings(VerifyOptions(), find_config(start), set())
     except ConfigError as error:
         raise click.UsageError(str(error)) from error
+    if target is not None:
+        options = _rewrite_runtimes(options, target, downgrade, start)
     if options.sandbox:
         try:
             check(options.interpreter, worker_environment(None, options.device))
@@ -219,6 +281,24 @@ def options_for_upgrade(paths: Sequence[Path]) -> VerifyOptions:
             click.echo(f"error: {error} ([tool.ms-migrate.verify] sandbox = true); nothing was run", err=True)
             sys.exit(EXIT_NO_SANDBOX)
     return options
+
+
+def _rewrite_runtimes(options: VerifyOptions, target: Version, downgrade: bool, start: Path) -> VerifyOptions:
+    from ms_migrate import runtimes
+    from ms_migrate.runtime_command import configured
+
+    try:
+        plan = runtimes.for_rewrite(target, downgrade, runtimes.available(configured(start)))
+    except runtimes.RuntimeUnavailable as error:
+        click.echo(f"error: --verify: {error}; nothing was migrated", err=True)
+        sys.exit(EXIT_NOT_RUN)
+    for note in plan.notes:
+        click.echo(f"note: --verify: {note}", err=True)
+    if plan.before == plan.after:
+        click.echo(f"--verify: runs on {plan.after.label}", err=True)
+    else:
+        click.echo(f"--verify: BEFORE runs on {plan.before.label}, AFTER on {plan.after.label}", err=True)
+    return options.but(python=plan.after.python, before_python=plan.before.python)
 
 
 def show_verification(err: Console, outcome: FileOutcome, quiet: bool) -> int:

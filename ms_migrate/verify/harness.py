@@ -14,6 +14,7 @@ the optimizer's moments and counters, BatchNorm statistics, loss-scale values.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -23,7 +24,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
 
-from ms_migrate.verify import probe
+from ms_migrate.verify import compat, probe
 from ms_migrate.verify.compare import Tally
 from ms_migrate.verify.model import Verdict, worst
 
@@ -34,9 +35,18 @@ class ImportFailure(Exception):
     """A version's module raised while being imported; the message says where and what."""
 
 
+LABELS = ("before", "after")
+
+
 @dataclass
 class Context:
-    """What every site in one worker shares."""
+    """What every site in one worker shares.
+
+    ``sides``: the versions this worker runs. Both, when BEFORE and AFTER share a runtime. When
+    they do not (a downgrade: BEFORE on the newest MindSpore, AFTER on the target), a first worker
+    runs BEFORE alone and sends back what it recorded (``recording``), and a worker of the other
+    runtime runs AFTER against it (``recorded``) and compares.
+    """
 
     mode: str
     steps: int
@@ -46,27 +56,39 @@ class Context:
     describe: Describe
     factory: Optional[Callable[[Any], Any]] = None
     factory_problem: str = ""
+    sides: tuple[str, ...] = ("before", "after")
+    recorded: dict[str, Any] = field(default_factory=dict)
+    recording: dict[str, Any] = field(default_factory=dict)
 
     def reset(self) -> None:
         """Same mode and seeds before building each version: user code may have changed them."""
-        ms.set_context(mode=ms.GRAPH_MODE if self.mode == "graph" else ms.PYNATIVE_MODE)
-        _clear_pynative_records()
+        compat.set_mode(ms, self.mode)
+        compat.clear_pynative_records()
         ms.set_seed(self.seed)
         np.random.seed(self.seed)
 
+    @property
+    def portable(self) -> bool:
+        """BEFORE and AFTER run on different runtimes: probes that every MindSpore computes alike."""
+        return self.sides != LABELS
 
-def _clear_pynative_records() -> None:
-    """Forget the forwards PYNATIVE recorded for earlier sites in this worker.
+    @property
+    def records_only(self) -> bool:
+        return self.sides == ("before",)
 
-    With set_grad(), PYNATIVE GradOperation reuses a recorded forward. Records left by earlier
-    sites' Cells made BEFORE and AFTER of a later site disagree (seen on 2.10, only when several
-    sites share a worker), though each agrees with a fresh process.
-    """
-    try:
-        from mindspore.graph.api import _pynative_executor  # 2.9+
-    except ImportError:
-        from mindspore.common.api import _pynative_executor
-    _pynative_executor.clear_res()
+    def trace(self, key: str, label: str, make: Callable[[], Trace]) -> Trace:
+        """``label``'s trace of run ``key``: run here, or (for the side another runtime ran) what
+        that worker recorded. While only recording, AFTER's is BEFORE's own, never compared."""
+        if label in self.sides:
+            made = make()
+            if self.records_only:
+                self.recording[key] = encode_trace(made)
+            return _one_element_as_scalar(made) if self.portable else made
+        if self.records_only:
+            return _one_element_as_scalar(decode_trace(self.recording[key]))
+        if key not in self.recorded:
+            return Trace(error=f"BEFORE recorded no run {key!r} on its runtime")
+        return _one_element_as_scalar(decode_trace(self.recorded[key]))
 
 
 @dataclass
@@ -84,6 +106,64 @@ class Trace:
     outputs: list[Any] = field(default_factory=list)
     states: list[list[np.ndarray]] = field(default_factory=list)
     error: Optional[str] = None
+    declined: bool = False  # the project's factory returned None for this version
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return {
+            "ndarray": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode("ascii")]
+        }
+    if isinstance(value, (tuple, list)):
+        return [_encode(item) for item in value]
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and "ndarray" in value:
+        dtype, shape, data = value["ndarray"]
+        return np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape).copy()
+    if isinstance(value, list):
+        return tuple(_decode(item) for item in value)
+    return value
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.reshape(()) if value.shape == (1,) else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_scalar(item) for item in value)
+    return value
+
+
+def _one_element_as_scalar(trace: Trace) -> Trace:
+    """Across runtimes, a one-element array as a scalar: 2.x reads a 0-d Parameter back with shape
+    (1,), 1.x with shape (), which says nothing about the rewrite."""
+    trace.outputs = [_scalar(output) for output in trace.outputs]
+    trace.states = [[_scalar(value) for value in state] for state in trace.states]
+    return trace
+
+
+def encode_trace(trace: Trace) -> dict[str, Any]:
+    """A trace as JSON, for a worker of another runtime: exact bytes of every array."""
+    return {
+        "entries": [[entry.name, entry.kind] for entry in trace.entries],
+        "outputs": _encode(trace.outputs),
+        "states": [_encode(state) for state in trace.states],
+        "error": trace.error,
+        "declined": trace.declined,
+    }
+
+
+def decode_trace(data: dict[str, Any]) -> Trace:
+    return Trace(
+        entries=[StateEntry(name, kind, None) for name, kind in data["entries"]],
+        outputs=list(_decode(data["outputs"])),
+        states=[list(_decode(state)) for state in data["states"]],
+        error=data["error"],
+        declined=data["declined"],
+    )
 
 
 @dataclass
@@ -211,6 +291,20 @@ def _tally_tree(tally: Tally, before: Any, after: Any, what: str) -> None:
             _tally_tree(tally, item_before, item_after, what)
 
 
+def _state_difference(before: Trace, after: Trace) -> str:
+    """What differs between two layouts of state: the count, else the first parameter that does."""
+    if len(before.entries) != len(after.entries):
+        return f"{len(before.entries)} parameters in BEFORE, {len(after.entries)} in AFTER"
+    pairs = zip(before.entries, after.entries, before.states[0], after.states[0])
+    for left, right, left_value, right_value in pairs:
+        if left_value.shape != right_value.shape:
+            return (
+                f"{left.kind} {left.name} {list(left_value.shape)} in BEFORE, "
+                f"{right.kind} {right.name} {list(right_value.shape)} in AFTER"
+            )
+    return "the same number of parameters, in another layout"
+
+
 def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Outcome:
     if before.error is not None:
         if after.error is not None:
@@ -221,12 +315,7 @@ def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Out
     shapes_before = [value.shape for value in before.states[0]] if before.states else []
     shapes_after = [value.shape for value in after.states[0]] if after.states else []
     if after.states and shapes_before != shapes_after:
-        return Outcome(
-            Verdict.DIFFERS,
-            f"the versions hold different state: {len(shapes_before)} parameters in BEFORE, "
-            f"{len(shapes_after)} in AFTER",
-            steps,
-        )
+        return Outcome(Verdict.DIFFERS, f"the versions hold different state: {_state_difference(before, after)}", steps)
     tally = Tally(rtol, atol)
     for step in range(min(len(before.states), len(after.states))):
         for entry, left, right in zip(before.entries, before.states[step], after.states[step]):
@@ -291,8 +380,12 @@ def _module_cells(module: ModuleType) -> list[nn.Cell]:
 
 
 def _versions(context: Context, modules: Callable[[str], ModuleType], name: str) -> dict[str, Any]:
-    found = {}
-    for label in ("before", "after"):
+    """Each version's module, imported only where this worker runs that version."""
+    found: dict[str, Any] = {}
+    for label in LABELS:
+        if label not in context.sides:
+            found[label] = None
+            continue
         module = modules(label)
         if not hasattr(module, name):
             raise ImportFailure(f"{label.upper()} has no top-level {name!r} after import")
@@ -308,16 +401,18 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
     for variant, kind, set_grad, optimizers in variants:
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
             traces = {}
-            for label, module in modules.items():
+            for label in LABELS:
 
                 def build(
-                    module: ModuleType = module,
+                    module: ModuleType = modules[label],
                     optimizer_kind: Optional[str] = optimizer_kind,
                     kind: str = kind,
                     set_grad: bool = set_grad,
                 ) -> tuple:
                     context.reset()
-                    network = probe.network(site["network_inputs"], site["outputs"], kind, set_grad)
+                    network = probe.network(
+                        site["network_inputs"], site["outputs"], kind, set_grad, portable=context.portable
+                    )
                     cls = getattr(module, site["name"])
                     if optimizer_kind is None:
                         cell, sources = cls(network), [network]
@@ -328,26 +423,40 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                     inputs = probe.seeded_inputs(site["inputs"], context.seed)
                     return cell, inputs, collect_state([*sources, cell])
 
-                traces[label] = run_steps(build, context.steps, context.describe)
+                key = f"cell {variant} {optimizer_kind}"
+                traces[label] = context.trace(
+                    key, label, lambda build=build: run_steps(build, context.steps, context.describe)
+                )
             outcome = compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
             outcomes.append((", ".join(filter(None, [variant, optimizer_kind])), outcome))
     return _combine(outcomes)
 
 
+def _start_of(traces: dict[str, Trace], label: str) -> Optional[list[np.ndarray]]:
+    """AFTER starts from BEFORE's initial values, so a random initialiser cannot make them differ."""
+    if label == "after" and traces["before"].states:
+        return traces["before"].states[0]
+    return None
+
+
 def _function_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
     traces: dict[str, Trace] = {}
-    for label, module in modules.items():
+    for label in LABELS:
 
-        def build(module: ModuleType = module) -> tuple:
+        def build(module: ModuleType = modules[label]) -> tuple:
             context.reset()
             function = getattr(module, site["name"])
             if context.mode == "graph" and not site["jit"]:
-                function = ms.jit(function)
+                function = compat.jit(ms)(function)
             inputs = probe.seeded_inputs(site["inputs"], context.seed)
             return function, inputs, collect_state(_module_cells(module))
 
-        start = traces["before"].states[0] if label == "after" and traces["before"].states else None
-        traces[label] = run_steps(build, context.steps, context.describe, start)
+        start = _start_of(traces, label)
+        traces[label] = context.trace(
+            "function",
+            label,
+            lambda build=build, start=start: run_steps(build, context.steps, context.describe, start),
+        )
     return compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
 
 
@@ -355,14 +464,14 @@ def _factory_site(site: dict, context: Context, modules: dict[str, ModuleType]) 
     """Run the user's factory harness; None when it declines the site."""
     assert context.factory is not None
     traces: dict[str, Trace] = {}
-    declined: list[str] = []
-    for label, module in modules.items():
+    for label in LABELS:
+        declined: list[bool] = []
 
-        def build(module: ModuleType = module, label: str = label) -> tuple:
+        def build(module: ModuleType = modules[label], declined: list[bool] = declined) -> tuple:
             context.reset()
             made = context.factory(getattr(module, site["name"]))  # type: ignore[misc]
             if made is None:
-                declined.append(label)
+                declined.append(True)
                 raise LookupError("the factory returned None")
             target, inputs = made
             if not isinstance(inputs, (tuple, list)):
@@ -370,15 +479,31 @@ def _factory_site(site: dict, context: Context, modules: dict[str, ModuleType]) 
             sources = [target] if isinstance(target, nn.Cell) else []
             return target, tuple(inputs), collect_state([*sources, *_module_cells(module)])
 
-        start = traces["before"].states[0] if label == "after" and traces["before"].states else None
-        traces[label] = run_steps(build, context.steps, context.describe, start)
-        if "before" in declined:
+        def make(
+            build: Build = build, start: Optional[list[np.ndarray]] = None, declined: list[bool] = declined
+        ) -> Trace:
+            trace = run_steps(build, context.steps, context.describe, start)
+            trace.declined = bool(declined)
+            return trace
+
+        start = _start_of(traces, label)
+
+        traces[label] = context.trace("factory", label, lambda make=make, start=start: make(start=start))
+        if label == "before" and traces[label].declined:
             return None
     return compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
 
 
 def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]) -> dict[str, Any]:
-    """Everything about one site in this worker's mode, as the JSON the parent reads."""
+    """Everything about one site in this worker's mode, as the JSON the parent reads; while only
+    recording BEFORE, what it recorded under ``"recorded"`` (and no verdict of its own)."""
+    result = _run_site(site, context, modules)
+    if context.records_only:
+        result["recorded"] = context.recording
+    return result
+
+
+def _run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]) -> dict[str, Any]:
     try:
         versions = _versions(context, modules, site["name"])
     except ImportFailure as failure:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -58,6 +59,9 @@ class VerifyOptions:
     import_timeout_s: float = DEFAULT_IMPORT_TIMEOUT_S  # per module import, at most timeout_s
     memory_limit_mb: Optional[int] = None  # None: the device's default; 0: no limit
     python: Optional[str] = None  # interpreter with MindSpore; default: this one
+    # BEFORE's interpreter when it is another runtime than AFTER's (a downgrade: BEFORE on the
+    # newest MindSpore, AFTER on the target); None: the same as AFTER's.
+    before_python: Optional[str] = None
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
     sandbox: bool = False  # user code may write only its scratch directory (sandbox.py)
@@ -76,7 +80,13 @@ class VerifyOptions:
 
     @property
     def interpreter(self) -> str:
-        return self.python or sys.executable
+        # Absolute: workers start in a scratch directory.
+        return os.path.abspath(self.python) if self.python else sys.executable
+
+    @property
+    def split(self) -> bool:
+        """BEFORE and AFTER run on different interpreters (so in different workers)."""
+        return self.before_python is not None and os.path.abspath(self.before_python) != self.interpreter
 
     def but(self, **changes: Any) -> VerifyOptions:
         return replace(self, **changes)
@@ -96,6 +106,7 @@ class SiteResult:
     reason: str = ""
     harness: str = ""
     detail: str = ""  # the error behind the reason, when the reason is advice (shown under it)
+    runtime: str = ""  # the MindSpore release that ran it: "2.8.0", or "2.10.0 -> 1.7.0" (BEFORE -> AFTER)
 
     @property
     def label(self) -> str:

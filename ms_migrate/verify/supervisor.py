@@ -151,8 +151,9 @@ class Worker:
             worker.stop()
 
 
-def _setup(files: Sequence[dict], options: VerifyOptions) -> dict:
+def _setup(files: Sequence[dict], options: VerifyOptions, sides: Sequence[str]) -> dict:
     return {
+        "sides": list(sides),
         "device": options.device,
         "steps": options.steps,
         "rtol": options.rtol,
@@ -168,8 +169,14 @@ Task = tuple[int, str]  # (site id, mode)
 class Schedule:
     """The shared task queue and the results, for the worker threads."""
 
-    def __init__(self, tasks: Sequence[Task], file_of: Optional[dict[int, int]] = None) -> None:
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        file_of: Optional[dict[int, int]] = None,
+        payloads: Optional[dict[Task, dict]] = None,
+    ) -> None:
         self.pending: deque[Task] = deque(tasks)
+        self.payloads = payloads or {}  # what a task line carries besides its site and mode
         self.results: dict[Task, dict] = {}
         self.file_of = file_of or {}  # site id -> index of its file
         self.lock = threading.Lock()
@@ -246,7 +253,11 @@ def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Pat
         task = schedule.take()
         if task is None:
             return
-        worker = Worker(setup, options, workdir)
+        try:
+            worker = Worker(setup, options, workdir)
+        except OSError as error:  # the interpreter is gone or cannot be run
+            schedule.fail_all(f"cannot start {options.interpreter}: {error.strerror or error}", also=task)
+            return
         try:
             startup = max(STARTUP_TIMEOUT_S, options.timeout_s)
             event, problem = _await(worker, startup)
@@ -257,7 +268,7 @@ def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Pat
                 schedule.fail_all(reason, also=task)
                 return
             while task is not None:
-                if not worker.send({"site": task[0], "mode": task[1]}):
+                if not worker.send({"site": task[0], "mode": task[1], **schedule.payloads.get(task, {})}):
                     schedule.record(task, not_run(worker.death()))
                     break
                 event, problem, import_hung = _await_result(worker, options)
@@ -285,14 +296,24 @@ def worker_count(options: VerifyOptions, tasks: int) -> int:
     return max(1, min(os.cpu_count() or 1, tasks, MAX_AUTO_WORKERS))
 
 
-def run_tasks(files: Sequence[dict], options: VerifyOptions, workdir: Path) -> dict[Task, dict]:
-    """Results by (site id, mode) for every site in ``files`` and every mode in ``options``."""
+def run_tasks(
+    files: Sequence[dict],
+    options: VerifyOptions,
+    workdir: Path,
+    sides: Sequence[str] = ("before", "after"),
+    payloads: Optional[dict[Task, dict]] = None,
+) -> dict[Task, dict]:
+    """Results by (site id, mode) for every site in ``files`` and every mode in ``options`` (only
+    the tasks of ``payloads``, with what each carries, when that is given), on ``options``'
+    interpreter, running the versions named by ``sides``."""
     tasks = [(site["id"], mode) for file_job in files for site in file_job["sites"] for mode in options.modes]
+    if payloads is not None:
+        tasks = [task for task in tasks if task in payloads]
     if not tasks:
         return {}
     file_of = {site["id"]: index for index, file_job in enumerate(files) for site in file_job["sites"]}
-    schedule = Schedule(tasks, file_of)
-    setup = _setup(files, options)
+    schedule = Schedule(tasks, file_of, payloads)
+    setup = _setup(files, options, sides)
     count = worker_count(options, len(tasks))
     threads = [
         threading.Thread(target=_serve, args=(schedule, setup, options, workdir), daemon=True)

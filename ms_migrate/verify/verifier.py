@@ -65,6 +65,31 @@ def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions)
     return [SiteResult(plan_name, line, mode, Verdict.NOT_RUN, reason=reason) for mode in options.modes]
 
 
+def _run(files: list[dict], options: VerifyOptions, workdir: Path) -> dict:
+    """Every task's result. On one runtime, one worker runs both versions. On two, workers of
+    BEFORE's runtime record it first, then workers of AFTER's run AFTER against that record; a task
+    whose BEFORE recorded nothing (it could not be imported) keeps the first result."""
+    if not options.split:
+        return run_tasks(files, options, workdir)
+    assert options.before_python is not None
+    first = run_tasks(
+        files, options.but(python=options.before_python, before_python=None), workdir, sides=("before",)
+    )
+    payloads = {
+        task: {"recorded": result["recorded"]} for task, result in first.items() if result.get("recorded")
+    }
+    second = run_tasks(files, options, workdir, sides=("after",), payloads=payloads)
+    results = {}
+    for task, result in first.items():
+        result.pop("recorded", None)
+        if task in second:
+            after = second[task]
+            after["runtime"] = f"{result.get('runtime', '?')} -> {after.get('runtime', '?')}"
+            result = after
+        results[task] = result
+    return results
+
+
 def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[VerificationReport]:
     """One report per pair, in order. Never raises for problems in user code; they become rows.
 
@@ -113,7 +138,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     "sites": sites,
                 }
             )
-        results = run_tasks(files, options, workdir)
+        results = _run(files, options, workdir)
     for index, site_id, plan in planned:
         if site_id is None:
             reason = plan.problem

@@ -181,7 +181,7 @@ class FileState:
             self.factory, self.factory_problem = factories[spec]
         self._harness = harness
 
-    def context(self, mode: str) -> Any:
+    def context(self, mode: str, recorded: Optional[dict] = None) -> Any:
         return self._harness.Context(
             mode=mode,
             steps=self.setup["steps"],
@@ -191,12 +191,14 @@ class FileState:
             describe=self.describe,
             factory=self.factory,
             factory_problem=self.factory_problem,
+            sides=tuple(self.setup.get("sides", ("before", "after"))),
+            recorded=recorded or {},
         )
 
-    def run(self, site_id: int, mode: str) -> dict[str, Any]:
+    def run(self, site_id: int, mode: str, recorded: Optional[dict] = None) -> dict[str, Any]:
         self.mode = mode
         try:
-            return self._harness.run_site(self.sites[site_id], self.context(mode), self.versions)
+            return self._harness.run_site(self.sites[site_id], self.context(mode, recorded), self.versions)
         except Exception as error:  # a bug here must not cost the other sites their results
             reason = f"internal error in the harness: {self.describe(error)}"
             return self._harness.Outcome(self._harness.Verdict.NOT_RUN, reason).to_json("none")
@@ -213,8 +215,10 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         channel.send(event="fatal", reason=reason)
         return
     device = setup["device"]
+    from ms_migrate.verify import compat
+
     try:
-        ms.set_device(device)
+        compat.set_device(ms, device)
     except Exception as error:
         reason = f"device {device} is not available in this MindSpore build ({_gist(str(error))})"
         channel.send(event="fatal", reason=reason)
@@ -239,7 +243,8 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         key = id(file_job)
         if key not in states:
             states[key] = FileState(file_job, setup, factories, channel.send)
-        channel.send(event="result", site=site_id, mode=mode, **states[key].run(site_id, mode))
+        result = states[key].run(site_id, mode, task.get("recorded"))
+        channel.send(event="result", site=site_id, mode=mode, runtime=ms.__version__, **result)
 
 
 def main(argv: Optional[list[str]] = None) -> None:
