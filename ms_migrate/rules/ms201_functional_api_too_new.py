@@ -9,6 +9,7 @@ from typing import Optional
 from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
@@ -18,6 +19,21 @@ TOP_LEVEL = {"mindspore.value_and_grad": "value_and_grad", "mindspore.grad": "gr
 BEFORE_1_8 = (
     "before 1.8 only GradOperation takes weights: rewrite the step with it "
     "(`ms-migrate downgrade` does, for value_and_grad(fn, None, weights): MS301)"
+)
+
+REASONS = registry(
+    Reason(
+        "MSR024",
+        "downgrade-grad-keyword",
+        "this value_and_grad / grad passes a keyword MindSpore 1.8-1.10's ops.* form does not take",
+        "MindSpore 1.8 to 1.10 spell the functional API `mindspore.ops.value_and_grad(fn, "
+        "grad_position, weights, has_aux)` and `mindspore.ops.grad(...)` with the same four "
+        "parameters. `sens_param=` (2.8) and `return_ids=` (2.0 / 2.3) have no spelling there, so "
+        "respelling the call would trade one error for another (TypeError at run time). The site "
+        "is left as it is; below 1.8, MS301 and MS302 write the GradOperation forms, which take "
+        "`sens_param=True`. For 1.8 to 1.10, write `ops.GradOperation(get_by_list=True, "
+        "sens_param=True)` by hand, or scale the loss inside the function.",
+    ),
 )
 
 
@@ -38,6 +54,7 @@ class FunctionalApiTooNew(Rule):
     severity = Severity.ERROR
     targets = VersionRange(high="2.0")
     prefilter = ("value_and_grad", "grad")
+    reasons = REASONS
     examples = Examples(
         valid=(
             Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "2.0"),
@@ -80,6 +97,8 @@ class FunctionalApiTooNew(Rule):
                 if has_ops and unknown:
                     # mindspore.ops.grad would fail on the keyword instead: the site stays, for MS202.
                     message += f"; `{unknown[0]}=` does not exist on {ctx.target} either (MS202), so it stays"
+                    detail = f"`{unknown[0]}=` on {ctx.target}"
+                    yield REASONS["MSR024"].at(node.lineno, detail)
                 elif has_ops:
                     base = ast.get_source_segment(ctx.text, node.value) or ""
                     edit = Edit(

@@ -109,9 +109,17 @@ class ValueAndGradToGradOperation(Rule):
     Cell is left alone when this file calls its set_grad() (MSN004 says so for other files). Its
     `cells_and_names()` gains the two generated Cells.
 
-    `has_aux=True` becomes a forward Cell returning `(out[0],) + ops.stop_gradient(out[1:])`:
-    GradOperation differentiates the sum of all outputs, and the auxiliaries then add nothing,
-    as with has_aux. The call's result keeps its structure, `(outputs, grads)`.
+    `has_aux=True` becomes a forward Cell returning `out[0]` and each auxiliary through its own
+    `stop_gradient` call: GradOperation differentiates the sum of all outputs, and the auxiliaries
+    then add nothing, as with has_aux. One call per output, because on 1.7 `stop_gradient` is a
+    Primitive, and a tuple makes it raise in PYNATIVE (measured on 1.7.0). The call's result
+    keeps its structure, `(outputs, grads)`.
+
+    The weights become a `ParameterTuple`: given a Python list (`trainable_params()`, the 2.x
+    tutorials' GAN shape) 1.7's GradOperation returns the gradients of every Parameter the
+    function uses, and one bare Parameter a tuple of them all (measured on 1.7.0). Where the
+    weights may be one bare Parameter, the generated Cell returns its gradient bare, as
+    value_and_grad does.
 
     `sens_param=True` (a loss scale, say) becomes `GradOperation(get_by_list=True, sens_param=True)`,
     and the sensitivity stays the grad function's last argument, as in `nn.TrainOneStepWithLossScaleCell`.
@@ -509,7 +517,14 @@ def _rewrite(
     newline = newline_of(lines)
     sens = free_name("sens", set(params) | _RESERVED) if site.sens else None
     classes = _classes(
-        reference.expression, forward, step, ", ".join(params), site.has_aux, site.in_cell, sens
+        reference.expression,
+        forward,
+        step,
+        ", ".join(params),
+        site.has_aux,
+        site.in_cell,
+        sens,
+        maybe_single=not _surely_several(site.weights),
     )
     blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     text = generated_blocks(classes, indent, blank, newline)
@@ -531,14 +546,43 @@ def _rewrite(
     return edits, reference.new_import or pending
 
 
+def _surely_several(weights: ast.expr) -> bool:
+    """Whether ``weights`` is written as a collection of Parameters (an optimizer's `parameters`,
+    `trainable_params()`, a ParameterTuple, a literal), not possibly one bare Parameter."""
+    if isinstance(weights, (ast.List, ast.Tuple)):
+        return True
+    if isinstance(weights, ast.Attribute):
+        return weights.attr == "parameters"
+    if isinstance(weights, ast.Call):
+        function = weights.func
+        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        return name in ("trainable_params", "ParameterTuple")
+    return False
+
+
 def _classes(
-    ms: str, forward: str, step: str, params: str, has_aux: bool, in_cell: bool, sens: Optional[str]
+    ms: str,
+    forward: str,
+    step: str,
+    params: str,
+    has_aux: bool,
+    in_cell: bool,
+    sens: Optional[str],
+    maybe_single: bool = True,
 ) -> list[str]:
     """The forward Cell and the step Cell; ``sens``: the name of the step's sensitivity parameter,
-    passed to a `sens_param=True` GradOperation after the inputs (None: no sens_param)."""
+    passed to a `sens_param=True` GradOperation after the inputs (None: no sens_param);
+    ``maybe_single``: the weights may be one bare Parameter, whose gradient is a bare tensor."""
     if has_aux:
         # GradOperation differentiates the sum of the outputs: the auxiliaries must add nothing.
-        body = f"out = self.fn({params})\n        return (out[0],) + {ms}.ops.stop_gradient(out[1:])\n"
+        # One stop_gradient per output: on 1.7 it is a Primitive, which a tuple makes raise.
+        body = (
+            f"out = self.fn({params})\n"
+            "        aux = ()\n"
+            "        for item in out[1:]:\n"
+            f"            aux = aux + ({ms}.ops.stop_gradient(item),)\n"
+            "        return (out[0],) + aux\n"
+        )
     else:
         body = f"return self.fn({params})\n"
     if in_cell:
@@ -550,6 +594,18 @@ def _classes(
         )
     else:
         weights = "        self.weights = weights\n"
+    # GradOperation wants a ParameterTuple: given a list (trainable_params()), 1.7 returns the
+    # gradients of every Parameter the function uses (measured on 1.7.0), and one bare Parameter
+    # gives a tuple of them all instead of its own gradient.
+    collect = f"        weights = {ms}.ParameterTuple(weights)\n"
+    single = ""
+    if maybe_single:
+        collect = (
+            f"        self.single = isinstance(weights, {ms}.Parameter)\n"
+            f"        weights = {ms}.ParameterTuple((weights,) if self.single else weights)\n"
+        )
+        single = "        if self.single:\n            grads = grads[0]\n"
+    weights = collect + weights
     flags, doc = "get_by_list=True", "value_and_grad(fn, None, weights)"
     step_params = grad_args = params
     if sens is not None:
@@ -579,6 +635,7 @@ def _classes(
         f"    def construct(self, {step_params}):\n"
         f"        outputs = self.forward({params})\n"
         f"        grads = self.grad(self.forward, self.weights)({grad_args})\n"
+        f"{single}"
         "        return outputs, grads\n",
     ]
 

@@ -42,7 +42,8 @@ REASONS = registry(
         "that is not done). `sens_param=True` maps to GradOperation's `sens_param=True` on those "
         "first three forms, the sens staying the last call argument. Input and weight gradients "
         "together, return_ids, and sens_param with other positions or with has_aux are left for a "
-        "hand conversion.",
+        "hand conversion, and so is a grad called inside `construct` or a jit function: "
+        "MindSpore 1.7's GRAPH mode cannot compile a GradOperation built there.",
     ),
     Reason(
         "MSR022",
@@ -93,7 +94,8 @@ class GradToGradOperation(Rule):
 
     `has_aux=True` differentiates output 0 only and returns `(gradients, aux)` with `aux` always a
     tuple (`grads, (z,) = ...`). The generated code differentiates a `def` wrapper returning
-    `(out[0],) + stop_gradient(out[1:])` (GRAPH mode cannot parse an inline lambda; the
+    `out[0]` and each auxiliary through its own `stop_gradient` (a Primitive on 1.7, which a tuple
+    makes raise in PYNATIVE; GRAPH mode cannot parse an inline lambda; the
     auxiliaries add nothing to the gradient) and takes `aux` from a second call of `fn`, as
     MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
     same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
@@ -139,6 +141,10 @@ class GradToGradOperation(Rule):
                 found.append(REASONS["MSR021"].at(call.lineno, arguments))
                 continue
             form = _inline_form(parents, call, arguments)
+            compiled = _compiled_scope(parents, call)
+            if form is not None and compiled:
+                found.append(REASONS["MSR021"].at(call.lineno, _COMPILED_REFUSED.format(compiled)))
+                continue
             helper: Optional[_Helper] = None
             if form is None and arguments.sens:
                 found.append(REASONS["MSR021"].at(call.lineno, _SENS_REFUSED))
@@ -200,6 +206,12 @@ _SENS_REFUSED = (
     "sens_param=True with has_aux or positions other than 0, None (with weights) or every input "
     "(the generated def would need the sens; with has_aux 2.10 wants a sens for output 0 only in "
     "PYNATIVE mode and one per output in GRAPH mode)"
+)
+
+
+_COMPILED_REFUSED = (
+    "inside `{}`, which GRAPH mode compiles: MindSpore 1.7 cannot compile a GradOperation built "
+    "there (measured on 1.7.0); create the GradOperation in `__init__` and apply it here by hand"
 )
 
 
@@ -394,6 +406,17 @@ def _aux_problem(ctx: FileContext, function: ast.FunctionDef) -> Optional[str]:
     return None
 
 
+def _compiled_scope(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[str]:
+    """The name of the `construct` or jit function around ``node``, which GRAPH mode compiles."""
+    for scope in enclosing_scopes(parents, node):
+        if not isinstance(scope, FUNCTION_TYPES):
+            continue
+        compiled = any(re.search(r"jit|ms_function", ast.unparse(item)) for item in scope.decorator_list)
+        if scope.name == "construct" or compiled:
+            return scope.name
+    return None
+
+
 def _statement(parents: dict[ast.AST, ast.AST], node: ast.AST, lines: list[str]) -> Union[ast.stmt, str]:
     """The statement around ``node``, where a def can go right above it, or why not."""
     current = parents.get(node)
@@ -406,12 +429,9 @@ def _statement(parents: dict[ast.AST, ast.AST], node: ast.AST, lines: list[str])
         owner = parents.get(owner)
     if isinstance(owner, ast.ClassDef):
         return "in a class body"
-    for scope in enclosing_scopes(parents, node):
-        compiled = any(re.search(r"jit|ms_function", ast.unparse(item)) for item in scope.decorator_list) if (
-            isinstance(scope, FUNCTION_TYPES)
-        ) else False
-        if isinstance(scope, FUNCTION_TYPES) and (scope.name == "construct" or compiled):
-            return f"inside `{scope.name}`, which GRAPH mode compiles together with the generated def"
+    compiled = _compiled_scope(parents, node)
+    if compiled:
+        return f"inside `{compiled}`, which GRAPH mode compiles together with the generated def"
     first = _first_line_node(current)
     line = lines[first.lineno - 1]
     before = line.encode("utf-8")[: first.col_offset].decode("utf-8", "replace")
@@ -462,7 +482,10 @@ def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> 
             f"_{stem}_with_aux",
             f"def NAME({params}):\n"
             f"    out = {helper.fn}({params})\n"
-            f"    return (out[0],) + {ms}.ops.stop_gradient(out[1:])\n",
+            "    aux = ()\n"
+            "    for item in out[1:]:\n"
+            f"        aux = aux + ({ms}.ops.stop_gradient(item),)\n"
+            "    return (out[0],) + aux\n",
         )
         result = f"{selected}, {helper.fn}({params})[1:]"
     doc = f"{written} before MindSpore 1.8."

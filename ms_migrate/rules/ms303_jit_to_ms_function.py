@@ -13,7 +13,7 @@ from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.versions import jit_spelling_for
+from ms_migrate.versions import Version, jit_spelling_for
 
 JIT = frozenset({"mindspore.jit", "mindspore.common.api.jit"})
 MODULES = frozenset({"mindspore", "mindspore.common.api"})
@@ -79,7 +79,7 @@ class JitToMsFunction(Rule):
             if isinstance(node, ast.Attribute) and node.attr == "jit":
                 if resolver.qualified_name(node, enclosing_scopes(parents, node)) not in JIT:
                     continue
-                problem = _use_problem(parents, node, keywords)
+                problem = _use_problem(parents, node, keywords, ctx.target < Version(1, 8))
                 if problem:
                     found.append(REASONS["MSR023"].at(node.lineno, problem))
                     continue
@@ -111,8 +111,11 @@ def _replace(lines: list[str], node: ast.AST, text: str) -> Edit:
     )
 
 
-def _use_problem(parents: dict[ast.AST, ast.AST], node: ast.AST, keywords: frozenset[str]) -> Optional[str]:
-    """Why this use of jit has no ms_function spelling, or None."""
+def _use_problem(
+    parents: dict[ast.AST, ast.AST], node: ast.AST, keywords: frozenset[str], static: bool = False
+) -> Optional[str]:
+    """Why this use of jit has no ms_function spelling, or None. ``static``: the target's
+    ms_function takes only static shapes in input_signature (1.7)."""
     call = parents.get(node)
     if not (isinstance(call, ast.Call) and call.func is node):
         return None  # `@jit`, or jit passed on as a value
@@ -121,6 +124,15 @@ def _use_problem(parents: dict[ast.AST, ast.AST], node: ast.AST, keywords: froze
     unknown = [item.arg or "**" for item in call.keywords if item.arg not in keywords]
     if unknown:
         return f"`{unknown[0]}=` is a 2.x jit option with no 1.x spelling"
+    signature = next((item.value for item in call.keywords if item.arg == "input_signature"), None)
+    dynamic = signature is not None and any(
+        isinstance(item, ast.Constant) and item.value is None for item in walk(signature)
+    )
+    if static and dynamic:
+        return (
+            "input_signature with a dynamic shape (None): MindSpore 1.7's ms_function takes static "
+            "shapes only (\"Inputs is incompatible with input signature!\", measured on 1.7.0)"
+        )
     return None
 
 
@@ -175,7 +187,7 @@ def _import(
         uses = list(_uses(ctx.tree, local))
         ours = [use for use in uses if resolver.is_free(local, enclosing_scopes(parents, use))]
         for use in ours:
-            problem = _use_problem(parents, use, keywords)
+            problem = _use_problem(parents, use, keywords, ctx.target < Version(1, 8))
             if problem:
                 return REASONS["MSR023"].at(use.lineno, problem)
         rename = alias.asname is None and name not in all_names(ctx.tree) and len(ours) == len(uses)

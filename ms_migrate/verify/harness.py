@@ -315,7 +315,9 @@ def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Out
     shapes_before = [value.shape for value in before.states[0]] if before.states else []
     shapes_after = [value.shape for value in after.states[0]] if after.states else []
     if after.states and shapes_before != shapes_after:
-        return Outcome(Verdict.DIFFERS, f"the versions hold different state: {_state_difference(before, after)}", steps)
+        return Outcome(
+            Verdict.DIFFERS, f"the versions hold different state: {_state_difference(before, after)}", steps
+        )
     tally = Tally(rtol, atol)
     for step in range(min(len(before.states), len(after.states))):
         for entry, left, right in zip(before.entries, before.states[step], after.states[step]):
