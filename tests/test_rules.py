@@ -54,11 +54,17 @@ def test_ms201_fix_gives_code_the_target_runs() -> None:
     diagnostics = lint_text(source, Version(1, 9))
     assert [d.code for d in diagnostics] == ["MS201", "MS201"]
     fixed = apply_edits(source, tuple(edit for d in diagnostics for edit in d.fix.edits))  # type: ignore[union-attr]
+    # 1.9 given a list differentiates every Parameter the function uses: the weights become a
+    # ParameterTuple (test_target_runtimes runs trainable_params_list_1_9 on a real 1.9).
     assert fixed == (
-        "import mindspore as ms\n\nfn = ms.ops.value_and_grad(net, None, weights)\ng = ms.ops.grad(net)\n"
+        "import mindspore as ms\n\n"
+        "fn = ms.ops.value_and_grad(net, None, ms.ParameterTuple(weights))\ng = ms.ops.grad(net)\n"
     )
     compile(fixed, "<fixed>", "exec")
     assert lint_text(fixed, Version(1, 9)) == []
+    on_1_10 = lint_text(source, Version(1, 10))
+    fixed = apply_edits(source, tuple(edit for d in on_1_10 for edit in d.fix.edits))  # type: ignore[union-attr]
+    assert "ms.ops.value_and_grad(net, None, weights)" in fixed
     # Below 1.8 there is nothing to spell it with: the finding stays, without a fix.
     assert all(d.fix is None for d in lint_text(source, Version(1, 7)))
 

@@ -78,11 +78,41 @@ def run_on(runtime: runtimes.Runtime, script: Path, mode: str, workdir: Path, po
     return json.loads(json_lines[-1])
 
 
-def assert_same_numbers(before: dict, after: dict, rtol: float, atol: float, where: str) -> None:
+def _leaves(value: object, path: str = "") -> list[tuple[str, list[float]]]:
+    """Each reported array (a list of numbers) with where it sits in the report."""
+    if isinstance(value, dict):
+        return [leaf for key in sorted(value) for leaf in _leaves(value[key], f"{path}/{key}")]
+    if isinstance(value, list) and value and isinstance(value[0], (list, dict)):
+        return [leaf for index, item in enumerate(value) for leaf in _leaves(item, f"{path}[{index}]")]
+    return [(path, flatten(value))]
+
+
+def _group(path: str) -> str:
+    """What a leaf was computed with: one step's outputs together (`/outputs[2]`), else itself."""
+    if path.startswith("/outputs["):
+        return path[: path.index("]") + 1]
+    return path
+
+
+def assert_same_numbers(before: dict, after: dict, rtol: float, atol: float, where: str, split: bool) -> None:
+    """Same structure, and every number within tolerance. Across two releases the absolute
+    tolerance scales with the largest value computed alongside (one step's outputs together):
+    a gradient that is zero but for rounding (a bias under BatchNorm) is rounding of the other
+    gradients' size, which two releases' kernels round differently."""
     assert structure(before) == structure(after), f"{where}: the output's structure changed"
-    left, right = np.array(flatten(before)), np.array(flatten(after))
-    assert left.size > 0
-    np.testing.assert_allclose(right, left, rtol=rtol, atol=atol, err_msg=where)
+    assert flatten(before)
+    leaves = list(zip(_leaves(before), _leaves(after)))
+    scales: dict[str, float] = {}
+    for (path, left), _ in leaves:
+        group = _group(path)
+        scales[group] = max([scales.get(group, 0.0), *(abs(number) for number in left)])
+    for (path, left), (_, right) in leaves:
+        if split and path.endswith("global_step"):
+            continue  # 1.9's optimizers leave it at 0 where 1.7 and 2.x count steps (measured)
+        scale = scales[_group(path)] if split else 0.0
+        np.testing.assert_allclose(
+            np.array(right), np.array(left), rtol=rtol, atol=atol + rtol * scale, err_msg=f"{where}: {path}"
+        )
 
 
 def _case_runtimes(case: FixtureCase) -> tuple[runtimes.Runtime, runtimes.Runtime]:
@@ -116,7 +146,7 @@ def test_rewrite_runs_on_its_target(case: FixtureCase, mode: str, tmp_path: Path
     after_numbers = run_on(after_runtime, after, mode, tmp_path, portable=split)
     where = f"{case.id} ({mode}): BEFORE on {before_runtime.label}, AFTER on {after_runtime.label}"
     rtol, atol = (RTOL, ATOL) if split else (SAME_RUNTIME_RTOL, SAME_RUNTIME_ATOL)
-    assert_same_numbers(before_numbers, after_numbers, rtol, atol, where)
+    assert_same_numbers(before_numbers, after_numbers, rtol, atol, where, split)
 
 
 def test_a_wrong_downgrade_fails_on_the_old_runtime(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from typing import Optional
 
 from ms_migrate.analysis.walk import walk
+from ms_migrate.analysis.weights import written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
-from ms_migrate.rewrite.text_edits import newline_of
+from ms_migrate.rewrite.text_edits import column, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
 from ms_migrate.versions import Version
@@ -43,8 +44,12 @@ class FunctionalApiTooNew(Rule):
     Before 2.0 `mindspore.value_and_grad` raises "module 'mindspore' has no attribute
     'value_and_grad'" when the line runs (and `from mindspore import grad` fails at import).
     MindSpore 1.8 to 1.10 have the same functions as `mindspore.ops.value_and_grad` and
-    `mindspore.ops.grad` (1.8 release notes), so the fix spells them there. Before 1.8 there is no
-    functional form with weights: the finding stays, and the code needs GradOperation.
+    `mindspore.ops.grad` (1.8 release notes), so the fix spells them there. For 1.8 and 1.9 it
+    also wraps weights not written as a ParameterTuple in one: given a Python list
+    (`trainable_params()`), their `ops.value_and_grad` returns the gradients of every Parameter
+    the function uses, not just the list's (measured on 1.8.1 and 1.9.0; 1.10.0 is right).
+    Before 1.8 there is no functional form with weights: the finding stays, and the code needs
+    GradOperation.
     See https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.value_and_grad.html
     """
 
@@ -71,6 +76,7 @@ class FunctionalApiTooNew(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         has_ops = ctx.target >= Version(1, 8)
+        lines = source_lines(ctx.text)
         calls = {id(node.func): node for node in walk(ctx.tree) if isinstance(node, ast.Call)}
         for node in walk(ctx.tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
@@ -101,16 +107,36 @@ class FunctionalApiTooNew(Rule):
                     yield REASONS["MSR024"].at(node.lineno, detail)
                 elif has_ops:
                     base = ast.get_source_segment(ctx.text, node.value) or ""
-                    edit = Edit(
-                        (node.lineno, node.col_offset),
-                        (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset),
-                        f"{base}.ops.{name}",
-                    )
-                    fix = Fix((edit,), "exact", f"use {base}.ops.{name}")
+                    edits = [_replace(lines, node, f"{base}.ops.{name}")]
+                    weights = _weights(call) if call is not None and ctx.target < Version(1, 10) else None
+                    if weights is not None and not written_as_parameter_tuple(weights):
+                        # 1.8 and 1.9 given a list return the gradients of every Parameter the
+                        # function uses (measured on 1.8.1 and 1.9.0; 1.10.0 only the list's).
+                        written = ast.get_source_segment(ctx.text, weights) or ast.unparse(weights)
+                        edits.append(_replace(lines, weights, f"{base}.ParameterTuple({written})"))
+                    fix = Fix(tuple(edits), "exact", f"use {base}.ops.{name}")
                     message += f"; use mindspore.ops.{name}"
                 else:
                     message += f"; {BEFORE_1_8}"
                 yield self.diagnostic(node, message, fix)
+
+
+def _replace(lines: list[str], node: ast.expr, text: str) -> Edit:
+    end = node.end_lineno or node.lineno
+    return Edit(
+        (node.lineno, column(lines, node.lineno, node.col_offset)),
+        (end, column(lines, end, node.end_col_offset or node.col_offset)),
+        text,
+    )
+
+
+def _weights(call: ast.Call) -> Optional[ast.expr]:
+    """The weights a value_and_grad / grad call passes (third argument or `weights=`), if any."""
+    given = call.args[2] if len(call.args) > 2 and not isinstance(call.args[2], ast.Starred) else None
+    given = next((item.value for item in call.keywords if item.arg == "weights"), given)
+    if given is None or (isinstance(given, ast.Constant) and given.value is None):
+        return None
+    return given
 
 
 def _spelled(alias: ast.alias) -> str:

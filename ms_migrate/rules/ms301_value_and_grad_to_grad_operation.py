@@ -20,6 +20,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.weights import written_as_several
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Note, Reason, registry
@@ -524,7 +525,7 @@ def _rewrite(
         site.has_aux,
         site.in_cell,
         sens,
-        maybe_single=not _surely_several(site.weights),
+        maybe_single=not written_as_several(site.weights),
     )
     blank = 1 if site.scope is not None else 2  # pycodestyle: E306 in a function, E302/E305 at module level
     text = generated_blocks(classes, indent, blank, newline)
@@ -544,20 +545,6 @@ def _rewrite(
         ),
     ]
     return edits, reference.new_import or pending
-
-
-def _surely_several(weights: ast.expr) -> bool:
-    """Whether ``weights`` is written as a collection of Parameters (an optimizer's `parameters`,
-    `trainable_params()`, a ParameterTuple, a literal), not possibly one bare Parameter."""
-    if isinstance(weights, (ast.List, ast.Tuple)):
-        return True
-    if isinstance(weights, ast.Attribute):
-        return weights.attr == "parameters"
-    if isinstance(weights, ast.Call):
-        function = weights.func
-        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-        return name in ("trainable_params", "ParameterTuple")
-    return False
 
 
 def _classes(

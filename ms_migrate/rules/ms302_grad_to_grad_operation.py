@@ -21,6 +21,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.weights import written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
@@ -73,7 +74,9 @@ class GradToGradOperation(Rule):
 
     The GradOperation that returns the same structure replaces the call where there is one:
     `grad(fn)` / `grad(fn, 0)` is `GradOperation()(fn)` (a bare tensor), `grad(fn, None, w)` is
-    `GradOperation(get_by_list=True)(fn, w)` (a tuple per weight) and `grad(fn, (0, 1))` on a
+    `GradOperation(get_by_list=True)(fn, ParameterTuple(w))` (a tuple per weight; 1.7 given a
+    list returns the gradients of every Parameter `fn` uses, measured on 1.7.0; an optimizer's
+    `parameters` is one already and stays as written) and `grad(fn, (0, 1))` on a
     two-parameter `def` is `GradOperation(get_all=True)(fn)` (a tuple per input). Neither form
     runs a separate forward, so there is nothing to merge: measured on MindSpore 2.10 CPU, with a
     BatchNorm network for the weights, bit-identical in PYNATIVE and GRAPH mode.
@@ -113,13 +116,22 @@ class GradToGradOperation(Rule):
     examples = Examples(
         valid=(Example("import mindspore as ms\ng = ms.ops.GradOperation()(fn)\n", "1.7"),),
         invalid=(
-            Example("import mindspore as ms\n\n\ndef step(net, weights, x):\n"
-                    "    return ms.grad(net, None, weights)(x)\n", "1.7"),
-            Example("import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
-                    "dy = ms.grad(f, 1)(1.0, 2.0)\n", "1.7"),
-            Example("import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
-                    "    sens = ms.ops.fill(ms.float32, (), scale)\n"
-                    "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n", "1.7"),
+            Example(
+                "import mindspore as ms\n\n\ndef step(net, weights, x):\n"
+                "    return ms.grad(net, None, weights)(x)\n",
+                "1.7",
+            ),
+            Example(
+                "import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
+                "dy = ms.grad(f, 1)(1.0, 2.0)\n",
+                "1.7",
+            ),
+            Example(
+                "import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
+                "    sens = ms.ops.fill(ms.float32, (), scale)\n"
+                "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n",
+                "1.7",
+            ),
         ),
     )
 
@@ -165,7 +177,12 @@ class GradToGradOperation(Rule):
             new_import = reference.new_import or new_import
             if helper is None:
                 flags, operands = form  # type: ignore[misc]
-                applied = ", ".join(_source(ctx.text, item) for item in operands)
+                written = [_source(ctx.text, item) for item in operands]
+                if arguments.weights is not None and not written_as_parameter_tuple(arguments.weights):
+                    # Given a list, 1.7's GradOperation returns the gradients of every Parameter
+                    # the function uses (measured on 1.7.0); a ParameterTuple, just the list's.
+                    written[-1] = f"{reference.expression}.ParameterTuple({written[-1]})"
+                applied = ", ".join(written)
                 replacement = f"{reference.expression}.ops.GradOperation({flags})({applied})"
             else:
                 replacement = _helper_defs(helper, reference.expression, ctx.text, generated)
@@ -333,9 +350,11 @@ def _differentiated(
             if fn.id in {arg.arg for arg in scope.args.args} | {a.arg for a in scope.args.kwonlyargs}:
                 return f"`{fn.id}` is a lambda's parameter"
             continue
-        params = {arg.arg for arg in (*scope.args.args, *scope.args.kwonlyargs)} if isinstance(
-            scope, FUNCTION_TYPES
-        ) else set()
+        params = (
+            {arg.arg for arg in (*scope.args.args, *scope.args.kwonlyargs)}
+            if isinstance(scope, FUNCTION_TYPES)
+            else set()
+        )
         if fn.id in params:
             return f"`{fn.id}` is a parameter of `{scope.name}`"  # type: ignore[union-attr]
         bindings = bindings_in(scope, fn.id)  # type: ignore[arg-type]

@@ -137,11 +137,19 @@ def _scalar(value: Any) -> Any:
     return value
 
 
+# State whose meaning differs between releases, not between rewrites: 1.9's optimizers leave
+# global_step at 0 where 1.7 and 2.x count the steps (measured on 1.9.0 and 2.10.0).
+_RELEASE_DEPENDENT = ("global_step",)
+
+
 def _one_element_as_scalar(trace: Trace) -> Trace:
-    """Across runtimes, a one-element array as a scalar: 2.x reads a 0-d Parameter back with shape
-    (1,), 1.x with shape (), which says nothing about the rewrite."""
+    """A trace as two releases can compare it: a one-element array as a scalar (2.x reads a 0-d
+    Parameter back with shape (1,), 1.x with shape ()), and no state whose meaning differs
+    between releases (``_RELEASE_DEPENDENT``)."""
+    kept = [index for index, entry in enumerate(trace.entries) if not entry.name.endswith(_RELEASE_DEPENDENT)]
+    trace.entries = [trace.entries[index] for index in kept]
     trace.outputs = [_scalar(output) for output in trace.outputs]
-    trace.states = [[_scalar(value) for value in state] for state in trace.states]
+    trace.states = [[_scalar(state[index]) for index in kept] for state in trace.states]
     return trace
 
 
