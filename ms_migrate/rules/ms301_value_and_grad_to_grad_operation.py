@@ -290,6 +290,13 @@ def _function_site(
     problem = _signature_problem(function, fn.id, has_aux, method=False)
     if problem:
         return problem
+    if sens and any(isinstance(item.value, ast.Tuple) for item in own_returns(function)):
+        # The generated Cell is called from Python here, so its sens is a graph input.
+        return (
+            f"sens_param=True on `{fn.id}`, which returns several outputs, with the grad function "
+            "called from Python: MindSpore 1.7's GRAPH mode cannot take the tuple of sens as the "
+            "generated Cell's input (\"Parameter[2] has no default param\", measured on 1.7.0)"
+        )
     params = tuple(arg.arg for arg in function.args.args)
     grad_fn = statement.targets[0].id  # type: ignore[attr-defined]
     if len(bindings_in(scope, grad_fn)) != 1:
