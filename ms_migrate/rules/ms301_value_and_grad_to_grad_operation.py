@@ -157,6 +157,9 @@ class ValueAndGradToGradOperation(Rule):
         edits: list[Edit] = []
         new_import: Optional[str] = None
         for call in _value_and_grad_calls(ctx):
+            applied = parents.get(call)
+            if isinstance(applied, ast.Call) and applied.func is call:
+                continue  # `value_and_grad(...)(...)`: MS304's
             site = _site(ctx, parents, call)
             if isinstance(site, str):
                 found.append(REASONS["MSR020"].at(call.lineno, site))
