@@ -29,3 +29,34 @@ def written_as_several(weights: ast.expr) -> bool:
     if written_as_parameter_tuple(weights) or isinstance(weights, (ast.List, ast.Tuple)):
         return True
     return isinstance(weights, ast.Call) and _called(weights) == "trainable_params"
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def known_parameter_tuple(construct: ast.FunctionDef, init: ast.FunctionDef, weights: ast.expr) -> bool:
+    """Whether ``weights`` in ``construct`` is a ParameterTuple: written as one, or a `self.`
+    attribute (or a local bound once to it) that ``init`` sets once to one."""
+    if written_as_parameter_tuple(weights):
+        return True
+    if isinstance(weights, ast.Name):
+        bound = [
+            node.value
+            for node in ast.walk(construct)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(target, ast.Name) and target.id == weights.id for target in node.targets)
+        ]
+        if len(bound) != 1:
+            return False
+        weights = bound[0]
+    if not _self_attribute(weights):
+        return False
+    attribute = weights.attr  # type: ignore[attr-defined]
+    assigned = [
+        node.value
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign)
+        and any(_self_attribute(target) and target.attr == attribute for target in node.targets)  # type: ignore[attr-defined]
+    ]
+    return len(assigned) == 1 and written_as_parameter_tuple(assigned[0])

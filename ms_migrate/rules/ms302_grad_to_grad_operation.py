@@ -21,10 +21,11 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
-from ms_migrate.analysis.weights import written_as_parameter_tuple
+from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
+from ms_migrate.rewrite.cell_init import after_super_init, free_attribute, own_init, super_init
 from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
@@ -144,6 +145,7 @@ class GradToGradOperation(Rule):
         converted: list[ast.Call] = []
         edits: list[Edit] = []
         generated = _Generated(parents, taken)
+        hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
         for call in (node for node in walk(ctx.tree) if isinstance(node, ast.Call)):
             if ctx.qualified_name(call.func) not in GRAD:
@@ -154,9 +156,14 @@ class GradToGradOperation(Rule):
                 continue
             form = _inline_form(parents, call, arguments)
             compiled = _compiled_scope(parents, call)
+            hoisted: Optional[_Hoisted] = None
             if form is not None and compiled:
-                found.append(REASONS["MSR021"].at(call.lineno, _COMPILED_REFUSED.format(compiled)))
-                continue
+                place = _hoisted(parents, call, arguments, hoists)
+                if isinstance(place, str):
+                    refusal = _COMPILED_REFUSED.format(compiled, place)
+                    found.append(REASONS["MSR021"].at(call.lineno, refusal))
+                    continue
+                hoisted = place
             helper: Optional[_Helper] = None
             if form is None and arguments.sens:
                 found.append(REASONS["MSR021"].at(call.lineno, _SENS_REFUSED))
@@ -175,7 +182,12 @@ class GradToGradOperation(Rule):
                 found.append(REASONS["MSR021"].at(call.lineno, "no free name for mindspore"))
                 continue
             new_import = reference.new_import or new_import
-            if helper is None:
+            if hoisted is not None:
+                flags, operands = form  # type: ignore[misc]
+                name = hoisted.attribute(flags, reference.expression)
+                applied = ", ".join(_source(ctx.text, item) for item in operands)
+                replacement = f"self.{name}({applied})"
+            elif helper is None:
                 flags, operands = form  # type: ignore[misc]
                 written = [_source(ctx.text, item) for item in operands]
                 if arguments.weights is not None and not written_as_parameter_tuple(arguments.weights):
@@ -196,6 +208,7 @@ class GradToGradOperation(Rule):
             )
             converted.append(call)
         if converted:
+            edits += [place.edit(lines, newline_of(lines)) for place in hoists.values() if place.made]
             edits += _insertions(generated.inserted, lines, ctx.tree)
             edits += dead_imports(ctx.tree, lines, {id(call.func) for call in converted}, "grad")
             if new_import is not None:
@@ -228,8 +241,49 @@ _SENS_REFUSED = (
 
 _COMPILED_REFUSED = (
     "inside `{}`, which GRAPH mode compiles: MindSpore 1.7 cannot compile a GradOperation built "
-    "there (measured on 1.7.0); create the GradOperation in `__init__` and apply it here by hand"
+    "there (measured on 1.7.0), and it cannot go into `__init__` here: {}"
 )
+
+
+@dataclass
+class _Hoisted:
+    """The GradOperations a Cell's `construct` applies, made once each in its `__init__`, right
+    after `super().__init__()`: one attribute per set of flags."""
+
+    class_def: ast.ClassDef
+    super_call: ast.stmt
+    names: dict[str, str] = field(default_factory=dict)  # flags -> attribute
+    made: list[str] = field(default_factory=list)  # `grad_op = ms.ops.GradOperation(...)`
+
+    def attribute(self, flags: str, ms: str) -> str:
+        if flags not in self.names:
+            name = free_attribute(self.class_def, "grad_op", list(self.names.values()))
+            self.names[flags] = name
+            self.made.append(f"{name} = {ms}.ops.GradOperation({flags})")
+        return self.names[flags]
+
+    def edit(self, lines: list[str], newline: str) -> Edit:
+        return after_super_init(lines, self.super_call, self.made, newline)
+
+
+def _hoisted(
+    parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments, hoists: dict[int, _Hoisted]
+) -> Union[_Hoisted, str]:
+    """Where a GradOperation applied in `construct` can be made instead, or why nowhere."""
+    construct = next(
+        (scope for scope in enclosing_scopes(parents, call) if isinstance(scope, FUNCTION_TYPES)), None
+    )
+    class_def = parents.get(construct) if construct is not None else None
+    if construct is None or construct.name != "construct" or not isinstance(class_def, ast.ClassDef):
+        return "not directly in a Cell's construct"
+    init = own_init(class_def)
+    super_call = super_init(init) if init is not None else None
+    if init is None or super_call is None:
+        return "the class has no __init__ calling super().__init__() as a statement of its own"
+    weights = arguments.weights
+    if weights is not None and not known_parameter_tuple(construct, init, weights):  # type: ignore[arg-type]
+        return "the weights are not known to be a ParameterTuple (1.7 given a list differentiates them all)"
+    return hoists.setdefault(id(class_def), _Hoisted(class_def, super_call))
 
 
 def _arguments(call: ast.Call) -> Union[_Arguments, str]:

@@ -9,10 +9,17 @@ from typing import Optional, Union
 
 from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes, module_reference
 from ms_migrate.analysis.walk import child_nodes, walk
-from ms_migrate.analysis.weights import written_as_parameter_tuple
+from ms_migrate.analysis.weights import known_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
+from ms_migrate.rewrite.cell_init import (
+    after_super_init,
+    free_attribute,
+    is_self_attribute,
+    own_init,
+    super_init,
+)
 from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
@@ -105,12 +112,12 @@ class InlineValueAndGradToGradOperation(Rule):
                 found.append(REASONS["MSR025"].at(call.lineno, "no free name for mindspore"))
                 continue
             new_import = reference.new_import or new_import
-            first = id(site.class_def) not in grad_names
-            if first:
-                grad_names[id(site.class_def)] = _free_attribute(site.class_def)
+            if id(site.class_def) not in grad_names:
+                name = free_attribute(site.class_def, "grad")
+                grad_names[id(site.class_def)] = name
+                made = f"{name} = {reference.expression}.ops.GradOperation(get_by_list=True)"
+                edits.append(after_super_init(lines, site.super_call, [made], newline))
             name = grad_names[id(site.class_def)]
-            if first:
-                edits.append(_grad_operation(lines, site.super_call, name, reference.expression, newline))
             edits.append(_step(ctx.text, lines, site, name, newline))
             converted.append(call)
         if converted:
@@ -165,7 +172,7 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
     net, position, weights = call.args
     if not (isinstance(position, ast.Constant) and position.value is None):
         return "input gradients (grad_position is not None)"
-    if not _is_self_attribute(net):
+    if not is_self_attribute(net):
         return "the network is not an attribute of self"
     if application.keywords:  # type: ignore[union-attr]
         return "keyword arguments in the application"
@@ -173,13 +180,10 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
     class_def = parents.get(method) if method is not None else None
     if method is None or method.name != "construct" or not isinstance(class_def, ast.ClassDef):
         return "not inside a Cell's construct"
-    init = next(
-        (node for node in class_def.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"),
-        None,
-    )
+    init = own_init(class_def)
     if init is None:
         return "the class has no __init__ of its own for the GradOperation"
-    super_call = next((node for node in init.body if _is_super_init(node)), None)
+    super_call = super_init(init)
     if super_call is None:
         return "its __init__ does not call super().__init__() as a statement of its own"
     attribute = net.attr  # type: ignore[attr-defined]
@@ -188,14 +192,9 @@ def _site(parents: dict[ast.AST, ast.AST], call: ast.Call) -> Union[_Site, str]:
             f"`self.{attribute}` has no visible set_grad(): PYNATIVE mode would run its forward a second "
             f"time for the gradients (call self.{attribute}.set_grad() in __init__, as 1.x train steps do)"
         )
-    problem = _weights_problem(method, init, weights)
-    if problem:
-        return problem
+    if not known_parameter_tuple(method, init, weights):
+        return "the weights are not known to be a ParameterTuple (1.7 given a list differentiates them all)"
     return _Site(statement, application, net, weights, class_def, super_call)  # type: ignore[arg-type]
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _enclosing_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[ast.FunctionDef]:
@@ -207,19 +206,6 @@ def _enclosing_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optio
     return current if isinstance(current, ast.FunctionDef) else None
 
 
-def _is_super_init(node: ast.stmt) -> bool:
-    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-        return False
-    function = node.value.func
-    return (
-        isinstance(function, ast.Attribute)
-        and function.attr == "__init__"
-        and isinstance(function.value, ast.Call)
-        and isinstance(function.value.func, ast.Name)
-        and function.value.func.id == "super"
-    )
-
-
 def _set_grad_in(init: ast.FunctionDef, attribute: str) -> bool:
     """`self.<attribute>.set_grad()` in __init__, or `<arg>.set_grad()` on the __init__ argument
     that `self.<attribute>` is set to."""
@@ -228,7 +214,7 @@ def _set_grad_in(init: ast.FunctionDef, attribute: str) -> bool:
         for node in walk(init)
         if isinstance(node, ast.Assign)
         and isinstance(node.value, ast.Name)
-        and any(_is_self_attribute(target) and target.attr == attribute for target in node.targets)  # type: ignore[attr-defined]
+        and any(is_self_attribute(target) and target.attr == attribute for target in node.targets)  # type: ignore[attr-defined]
     }
     for node in walk(init):
         if not (
@@ -240,60 +226,15 @@ def _set_grad_in(init: ast.FunctionDef, attribute: str) -> bool:
         if node.args and not (isinstance(node.args[0], ast.Constant) and node.args[0].value is True):
             continue
         owner = node.func.value
-        if _is_self_attribute(owner) and owner.attr == attribute:  # type: ignore[attr-defined]
+        if is_self_attribute(owner) and owner.attr == attribute:  # type: ignore[attr-defined]
             return True
         if isinstance(owner, ast.Name) and owner.id in held:
             return True
     return False
 
 
-def _weights_problem(construct: ast.FunctionDef, init: ast.FunctionDef, weights: ast.expr) -> Optional[str]:
-    """Why the weights are not known to be a ParameterTuple, or None."""
-    if written_as_parameter_tuple(weights):
-        return None
-    if isinstance(weights, ast.Name):
-        bound = [
-            node.value
-            for node in walk(construct)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(target, ast.Name) and target.id == weights.id for target in node.targets)
-        ]
-        if len(bound) != 1:
-            return f"`{weights.id}` is not bound once in construct"
-        weights = bound[0]
-    if _is_self_attribute(weights):
-        attribute = weights.attr  # type: ignore[attr-defined]
-        assigned = [
-            node.value
-            for node in walk(init)
-            if isinstance(node, ast.Assign)
-            and any(_is_self_attribute(target) and target.attr == attribute for target in node.targets)  # type: ignore[attr-defined]
-        ]
-        if len(assigned) == 1 and written_as_parameter_tuple(assigned[0]):
-            return None
-    return (
-        "the weights are not known to be a ParameterTuple (1.7 given a list differentiates every Parameter)"
-    )
-
-
-def _free_attribute(class_def: ast.ClassDef) -> str:
-    used = {node.attr for node in walk(class_def) if _is_self_attribute(node)}  # type: ignore[attr-defined]
-    name, number = "grad", 1
-    while name in used:
-        number += 1
-        name = f"grad{number}"
-    return name
-
-
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
-
-
-def _grad_operation(lines: list[str], super_call: ast.stmt, name: str, ms: str, newline: str) -> Edit:
-    end = super_call.end_lineno or super_call.lineno
-    indent = _indent(lines[super_call.lineno - 1])
-    text = f"{indent}self.{name} = {ms}.ops.GradOperation(get_by_list=True){newline}"
-    return Edit((end + 1, 0), (end + 1, 0), text)
 
 
 def _source(text: str, node: ast.AST) -> str:
