@@ -71,7 +71,10 @@ _BUILTINS = frozenset({"len", "range", "tuple", "list", "float", "int", "abs", "
 
 
 class GradToGradOperation(Rule):
-    """`mindspore.grad` and `mindspore.ops.grad` do not exist before MindSpore 1.8.
+    """`mindspore.grad` does not exist before MindSpore 1.8, nor `mindspore.ops.grad` as 1.8 has it.
+
+    1.7 has an `ops.grad(fn, grad_position=0, sens_param=False)` of its own (input gradients
+    only, no weights and no has_aux); the rewrite writes GradOperation, which every 1.x has.
 
     The GradOperation that returns the same structure replaces the call where there is one:
     `grad(fn)` / `grad(fn, 0)` is `GradOperation()(fn)` (a bare tensor), `grad(fn, None, w)` is
