@@ -9,6 +9,7 @@ unless they are written as one, and handle a bare Parameter unless they are writ
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 
 def _called(node: ast.Call) -> str:
@@ -60,3 +61,47 @@ def known_parameter_tuple(construct: ast.FunctionDef, init: ast.FunctionDef, wei
         and any(_self_attribute(target) and target.attr == attribute for target in node.targets)  # type: ignore[attr-defined]
     ]
     return len(assigned) == 1 and written_as_parameter_tuple(assigned[0])
+
+
+def _parameters_bound(tree: ast.Module) -> set[str]:
+    """Names the module or any function binds to `Parameter(...)` (any spelling of the class)."""
+    return {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and _called(node.value) == "Parameter"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def parameter_argument(tree: ast.Module, parents: dict[ast.AST, ast.AST], made: ast.Call) -> Optional[str]:
+    """A name bound to a Parameter that an application of the grad function ``made`` passes as an
+    input, or None. 1.7's GradOperation takes only tensors and numbers as inputs ("The inputs
+    types of the outermost network ... support bool, int, float, None, tensor", measured on
+    1.7.0), so a Parameter passed as one (the tutorial's `grad(function, (2, 3))(x, y, w, b)`)
+    fails there."""
+    bound = _parameters_bound(tree)
+    if not bound:
+        return None
+    applications: list[ast.Call] = []
+    parent = parents.get(made)
+    if isinstance(parent, ast.Call) and parent.func is made:
+        applications.append(parent)
+    elif (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        name = parent.targets[0].id
+        applications += [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+        ]
+    for application in applications:
+        for argument in application.args:
+            if isinstance(argument, ast.Name) and argument.id in bound:
+                return argument.id
+    return None

@@ -20,7 +20,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
-from ms_migrate.analysis.weights import written_as_several
+from ms_migrate.analysis.weights import parameter_argument, written_as_several
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Note, Reason, registry
@@ -160,7 +160,8 @@ class ValueAndGradToGradOperation(Rule):
             applied = parents.get(call)
             if isinstance(applied, ast.Call) and applied.func is call:
                 continue  # `value_and_grad(...)(...)`: MS304's
-            site = _site(ctx, parents, call)
+            passed = parameter_argument(ctx.tree, parents, call)
+            site = _site(ctx, parents, call) if passed is None else _PARAMETER_REFUSED.format(passed)
             if isinstance(site, str):
                 found.append(REASONS["MSR020"].at(call.lineno, site))
                 continue
@@ -189,6 +190,12 @@ class ValueAndGradToGradOperation(Rule):
                 if site.in_cell:
                     found.append(NOTES["MSN004"].at(call.lineno))
         yield from sorted(found, key=lambda item: (item.line, item.col))
+
+
+_PARAMETER_REFUSED = (
+    "the Parameter `{}` is passed as an input: 1.7 takes only tensors and numbers as the inputs of "
+    "the generated Cell (measured on 1.7.0); differentiate it as a weight instead"
+)
 
 
 def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:

@@ -21,7 +21,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
-from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
+from ms_migrate.analysis.weights import known_parameter_tuple, parameter_argument, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
@@ -157,6 +157,10 @@ class GradToGradOperation(Rule):
             if isinstance(arguments, str):
                 found.append(REASONS["MSR021"].at(call.lineno, arguments))
                 continue
+            passed = parameter_argument(ctx.tree, parents, call)
+            if passed is not None:
+                found.append(REASONS["MSR021"].at(call.lineno, _PARAMETER_REFUSED.format(passed)))
+                continue
             form = _inline_form(parents, call, arguments)
             compiled = _compiled_scope(parents, call)
             hoisted: Optional[_Hoisted] = None
@@ -241,6 +245,11 @@ _SENS_REFUSED = (
     "PYNATIVE mode and one per output in GRAPH mode)"
 )
 
+
+_PARAMETER_REFUSED = (
+    "the Parameter `{}` is passed as an input: 1.7's GradOperation takes only tensors and numbers "
+    "as inputs (measured on 1.7.0); differentiate it as a weight (grad(fn, None, weights)) instead"
+)
 
 _COMPILED_REFUSED = (
     "inside `{}`, which GRAPH mode compiles: MindSpore 1.7 cannot compile a GradOperation built "
