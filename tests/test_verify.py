@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import textwrap
 import time
@@ -47,7 +48,10 @@ def table_rows(output: str) -> dict[tuple[str, str], list[str]]:
     for line in output.splitlines():
         cells = line.split()
         if len(cells) >= 6 and cells[1] in ("pynative", "graph") and ":" in cells[0]:
-            rows[(cells[0].split(":")[0], cells[1])] = cells[2:]
+            rest = cells[2:]
+            if rest and re.fullmatch(r"\d+\.\d+\S*|-", rest[0]):  # the MindSpore column
+                rest = rest[3:] if rest[1:2] == ["->"] else rest[1:]
+            rows[(cells[0].split(":")[0], cells[1])] = rest
     return rows
 
 

@@ -46,9 +46,12 @@ def print_report(console: Console, report: VerificationReport) -> None:
     if not console.is_terminal and console.width < UNATTENDED_WIDTH:
         console.width = UNATTENDED_WIDTH
     table = Table(title=str(report.path), title_justify="left", box=box.SIMPLE_HEAD)
+    # Which MindSpore ran each row: "2.8.0", or "2.10.0 -> 1.7.0" for BEFORE and AFTER on two.
+    releases = any(result.runtime for result in report.results)
     for heading, justify in (
         ("site", "left"),
         ("mode", "left"),
+        *((("MindSpore", "left"),) if releases else ()),
         ("steps", "right"),
         ("max abs diff", "right"),
         ("max rel diff", "right"),
@@ -59,6 +62,7 @@ def print_report(console: Console, report: VerificationReport) -> None:
         table.add_row(
             result.label,
             result.mode,
+            *((result.runtime or "-",) if releases else ()),
             str(result.steps),
             number(result.max_abs_diff),
             number(result.max_rel_diff),
