@@ -215,7 +215,7 @@ def test_downgrade_verify_runs_after_on_the_real_target(tmp_path: Path) -> None:
 
     seventeen, newest = _runtime_or_skip(Version(1, 7)), runtimes.available()[max(runtimes.available())]
     after = downgrade_text(HAS_AUX_STEP, Version(1, 7)).text
-    assert "GradOperation" in after and "stop_gradient(item)" in after
+    assert "GradOperation" in after and "HyperMap()" in after
     options = VerifyOptions(python=seventeen.python, before_python=newest.python, workers=2)
     report = verify_texts(tmp_path / "step.py", HAS_AUX_STEP, after, options)
     assert [(row.mode, row.verdict.value) for row in report.results] == [
@@ -224,9 +224,7 @@ def test_downgrade_verify_runs_after_on_the_real_target(tmp_path: Path) -> None:
     ]
     assert all(row.runtime == f"{newest.release} -> {seventeen.release}" for row in report.results)
     tuple_form = after.replace(
-        "aux = ()\n        for item in out[1:]:\n            aux = aux + (ms.ops.stop_gradient(item),)\n"
-        "        return (out[0],) + aux",
-        "return (out[0],) + ms.ops.stop_gradient(out[1:])",
+        "self.hyper_map(ms.ops.stop_gradient, out[1:])", "ms.ops.stop_gradient(out[1:])"
     )
     assert tuple_form != after
     broken = verify_texts(tmp_path / "step.py", HAS_AUX_STEP, tuple_form, options)

@@ -110,10 +110,11 @@ class ValueAndGradToGradOperation(Rule):
     Cell is left alone when this file calls its set_grad() (MSN004 says so for other files). Its
     `cells_and_names()` gains the two generated Cells.
 
-    `has_aux=True` becomes a forward Cell returning `out[0]` and each auxiliary through its own
-    `stop_gradient` call: GradOperation differentiates the sum of all outputs, and the auxiliaries
-    then add nothing, as with has_aux. One call per output, because on 1.7 `stop_gradient` is a
-    Primitive, and a tuple makes it raise in PYNATIVE (measured on 1.7.0). The call's result
+    `has_aux=True` becomes a forward Cell returning `out[0]` and the auxiliaries through
+    `HyperMap()(stop_gradient, out[1:])`: GradOperation differentiates the sum of all outputs, and
+    the auxiliaries then add nothing, as with has_aux. Mapped, because on 1.7 `stop_gradient` is a
+    Primitive, and a tuple (of the outputs, or one output that is itself a tuple, as a multi-task
+    model returns) makes it raise in PYNATIVE (measured on 1.7.0). The call's result
     keeps its structure, `(outputs, grads)`.
 
     The weights become a `ParameterTuple`: given a Python list (`trainable_params()`, the 2.x
@@ -579,16 +580,15 @@ def _classes(
     ``maybe_single``: the weights may be one bare Parameter, whose gradient is a bare tensor."""
     if has_aux:
         # GradOperation differentiates the sum of the outputs: the auxiliaries must add nothing.
-        # One stop_gradient per output: on 1.7 it is a Primitive, which a tuple makes raise.
+        # stop_gradient mapped over the auxiliaries, nested tuples too: on 1.7 it is a Primitive,
+        # which a tuple makes raise in PYNATIVE mode.
         body = (
             f"out = self.fn({params})\n"
-            "        aux = ()\n"
-            "        for item in out[1:]:\n"
-            f"            aux = aux + ({ms}.ops.stop_gradient(item),)\n"
-            "        return (out[0],) + aux\n"
+            f"        return (out[0],) + self.hyper_map({ms}.ops.stop_gradient, out[1:])\n"
         )
     else:
         body = f"return self.fn({params})\n"
+    hyper_map = f"        self.hyper_map = {ms}.ops.HyperMap()\n" if has_aux else ""
     if in_cell:
         # Cell.__setattr__ would register the weights here, and the Cell holding this one would
         # then prefix their names with its attribute's (`grad_fn.`): checkpoint keys would change.
@@ -623,6 +623,7 @@ def _classes(
         "    def __init__(self, fn):\n"
         "        super().__init__()\n"
         "        self.fn = fn\n"
+        f"{hyper_map}"
         "\n"
         f"    def construct(self, {params}):\n"
         f"        {body}",

@@ -101,8 +101,8 @@ class GradToGradOperation(Rule):
 
     `has_aux=True` differentiates output 0 only and returns `(gradients, aux)` with `aux` always a
     tuple (`grads, (z,) = ...`). The generated code differentiates a `def` wrapper returning
-    `out[0]` and each auxiliary through its own `stop_gradient` (a Primitive on 1.7, which a tuple
-    makes raise in PYNATIVE; GRAPH mode cannot parse an inline lambda; the
+    `out[0]` and the auxiliaries through `HyperMap()(stop_gradient, out[1:])` (a Primitive on 1.7,
+    which a tuple makes raise in PYNATIVE; GRAPH mode cannot parse an inline lambda; the
     auxiliaries add nothing to the gradient) and takes `aux` from a second call of `fn`, as
     MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
     same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
@@ -567,10 +567,7 @@ def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> 
             f"_{stem}_with_aux",
             f"def NAME({params}):\n"
             f"    out = {helper.fn}({params})\n"
-            "    aux = ()\n"
-            "    for item in out[1:]:\n"
-            f"        aux = aux + ({ms}.ops.stop_gradient(item),)\n"
-            "    return (out[0],) + aux\n",
+            f"    return (out[0],) + {ms}.ops.HyperMap()({ms}.ops.stop_gradient, out[1:])\n",
         )
         result = f"{selected}, {helper.fn}({params})[1:]"
     doc = f"{written} before MindSpore 1.8."
