@@ -44,6 +44,18 @@ def enclosing_scopes(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[Sco
     return scopes
 
 
+def compiled_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[ast.FunctionDef]:
+    """The `construct` or jit-decorated function around ``node``, which GRAPH mode compiles (and
+    where 1.x cannot build a GradOperation, a Cell or a ParameterTuple), or None."""
+    for scope in enclosing_scopes(parents, node):
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        compiled = any(re.search(r"jit|ms_function", ast.unparse(item)) for item in scope.decorator_list)
+        if scope.name == "construct" or compiled:
+            return scope  # type: ignore[return-value]
+    return None
+
+
 def variable_names(node: ast.AST, attributes: bool = False) -> set[str]:
     """Names ``node`` reads or binds: variables, parameters, keyword names, def, class and import
     names. The attribute part of ``a.x`` is not one, unless ``attributes``."""

@@ -6,11 +6,13 @@ import ast
 from collections.abc import Iterable
 from typing import Optional
 
-from ms_migrate.analysis.walk import walk
-from ms_migrate.analysis.weights import written_as_parameter_tuple
+from ms_migrate.analysis.names import bindings_in, compiled_function, enclosing_scopes
+from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
+from ms_migrate.rewrite.cell_init import own_init
 from ms_migrate.rewrite.text_edits import column, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
@@ -77,6 +79,7 @@ class FunctionalApiTooNew(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         has_ops = ctx.target >= Version(1, 8)
         lines = source_lines(ctx.text)
+        parents: Optional[dict[ast.AST, ast.AST]] = None  # built only for a site that needs it
         calls = {id(node.func): node for node in walk(ctx.tree) if isinstance(node, ast.Call)}
         for node in walk(ctx.tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
@@ -109,13 +112,18 @@ class FunctionalApiTooNew(Rule):
                     base = ast.get_source_segment(ctx.text, node.value) or ""
                     edits = [_replace(lines, node, f"{base}.ops.{name}")]
                     weights = _weights(call) if call is not None and ctx.target < Version(1, 10) else None
+                    problem = None
                     if weights is not None and not written_as_parameter_tuple(weights):
                         # 1.8 and 1.9 given a list return the gradients of every Parameter the
                         # function uses (measured on 1.8.1 and 1.9.0; 1.10.0 only the list's).
-                        written = ast.get_source_segment(ctx.text, weights) or ast.unparse(weights)
-                        edits.append(_replace(lines, weights, f"{base}.ParameterTuple({written})"))
-                    fix = Fix(tuple(edits), "exact", f"use {base}.ops.{name}")
-                    message += f"; use mindspore.ops.{name}"
+                        parents = parents or _parents(ctx.tree)
+                        problem = _wrap_weights(ctx, parents, call, weights, base, lines, edits)  # type: ignore[arg-type]
+                    if problem:
+                        message += f"; {problem}, so it stays"
+                        yield REASONS["MSR024"].at(node.lineno, problem)
+                    else:
+                        fix = Fix(tuple(edits), "exact", f"use {base}.ops.{name}")
+                        message += f"; use mindspore.ops.{name}"
                 else:
                     message += f"; {BEFORE_1_8}"
                 yield self.diagnostic(node, message, fix)
@@ -128,6 +136,75 @@ def _replace(lines: list[str], node: ast.expr, text: str) -> Edit:
         (end, column(lines, end, node.end_col_offset or node.col_offset)),
         text,
     )
+
+
+def _parents(tree: ast.Module) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in walk(tree) for child in child_nodes(node)}
+
+
+def _wrap_weights(
+    ctx: FileContext,
+    parents: dict[ast.AST, ast.AST],
+    call: ast.Call,
+    weights: ast.expr,
+    base: str,
+    lines: list[str],
+    edits: list[Edit],
+) -> Optional[str]:
+    """Add the edit making ``weights`` a ParameterTuple, or say why the site must stay: inside
+    `construct` or a jit function GRAPH mode cannot build one ("'type' object is not iterable"
+    on 2.10), so there the weights must be known to be one already."""
+    if _bound_to_parameter_tuple(ctx.tree, parents, call, weights):
+        return None
+    compiled = compiled_function(parents, call) or _jitted_by_name(ctx.tree, parents, call)
+    if compiled is None:
+        written = ast.get_source_segment(ctx.text, weights) or ast.unparse(weights)
+        edits.append(_replace(lines, weights, f"{base}.ParameterTuple({written})"))
+        return None
+    class_def = parents.get(compiled)
+    init = own_init(class_def) if isinstance(class_def, ast.ClassDef) else None
+    if init is not None and known_parameter_tuple(compiled, init, weights):
+        return None
+    return (
+        f"the weights are not known to be a ParameterTuple, and `{compiled.name}` cannot build one "
+        f"(GRAPH mode); given a list, {ctx.target} differentiates every Parameter the function uses"
+    )
+
+
+def _bound_to_parameter_tuple(
+    tree: ast.Module, parents: dict[ast.AST, ast.AST], call: ast.Call, weights: ast.expr
+) -> bool:
+    """``weights`` is a name whose one binding, in the nearest scope that binds it, is written as
+    a ParameterTuple (`weights = optimizer.parameters`)."""
+    if not isinstance(weights, ast.Name):
+        return False
+    for scope in [*enclosing_scopes(parents, call), tree]:
+        bindings = bindings_in(scope, weights.id)  # type: ignore[arg-type]
+        if not bindings:
+            continue
+        only = bindings[0] if len(bindings) == 1 else None
+        return isinstance(only, ast.Assign) and written_as_parameter_tuple(only.value)
+    return False
+
+
+def _jitted_by_name(
+    tree: ast.Module, parents: dict[ast.AST, ast.AST], call: ast.Call
+) -> Optional[ast.FunctionDef]:
+    """The function around ``call`` when the file passes it to jit or ms_function by name
+    (`step = ms.jit(train_step)`): GRAPH mode compiles it as a decorated one."""
+    function = next(
+        (scope for scope in enclosing_scopes(parents, call) if isinstance(scope, ast.FunctionDef)), None
+    )
+    if function is None:
+        return None
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and any(
+            isinstance(arg, ast.Name) and arg.id == function.name for arg in node.args
+        ):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("jit", "ms_function"):
+                return function
+    return None
 
 
 def _weights(call: ast.Call) -> Optional[ast.expr]:

@@ -13,6 +13,7 @@ from ms_migrate.analysis.names import (
     NameResolver,
     all_names,
     bindings_in,
+    compiled_function,
     dotted_name,
     enclosing_scopes,
     free_name,
@@ -28,6 +29,7 @@ from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.cell_init import after_super_init, free_attribute, own_init, super_init
 from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
+from ms_migrate.rules.ms101.transform import line_limit, width
 
 GRAD = frozenset({"mindspore.grad", "mindspore.ops.grad"})
 
@@ -101,8 +103,9 @@ class GradToGradOperation(Rule):
 
     `has_aux=True` differentiates output 0 only and returns `(gradients, aux)` with `aux` always a
     tuple (`grads, (z,) = ...`). The generated code differentiates a `def` wrapper returning
-    `out[0]` and the auxiliaries through `HyperMap()(stop_gradient, out[1:])` (a Primitive on 1.7,
-    which a tuple makes raise in PYNATIVE; GRAPH mode cannot parse an inline lambda; the
+    `out[0]` and each auxiliary through its own `stop_gradient` (a Primitive on 1.7, which a tuple
+    makes raise in PYNATIVE; a HyperMap, which maps over nested tuples, cannot be built inside the
+    def when 1.7 compiles it in GRAPH mode; GRAPH mode cannot parse an inline lambda; the
     auxiliaries add nothing to the gradient) and takes `aux` from a second call of `fn`, as
     MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
     same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
@@ -202,7 +205,8 @@ class GradToGradOperation(Rule):
                     # the function uses (measured on 1.7.0); a ParameterTuple, just the list's.
                     written[-1] = f"{reference.expression}.ParameterTuple({written[-1]})"
                 applied = ", ".join(written)
-                replacement = f"{reference.expression}.ops.GradOperation({flags})({applied})"
+                head = f"{reference.expression}.ops.GradOperation({flags})"
+                replacement = _fitted(lines, call, head, applied, line_limit(ctx.text))
             else:
                 replacement = _helper_defs(helper, reference.expression, ctx.text, generated)
             end = call.end_lineno or call.lineno
@@ -244,6 +248,25 @@ _SENS_REFUSED = (
     "(the generated def would need the sens; with has_aux 2.10 wants a sens for output 0 only in "
     "PYNATIVE mode and one per output in GRAPH mode)"
 )
+
+
+def _fitted(lines: list[str], call: ast.Call, head: str, applied: str, limit: int) -> str:
+    """`head(applied)` in place of ``call``, its arguments on a line of their own (as black splits
+    it) where the line would pass the file's limit: a ParameterTuple around the weights makes it
+    longer than the grad call was."""
+    replacement = f"{head}({applied})"
+    if call.end_lineno != call.lineno:
+        return replacement
+    line = lines[call.lineno - 1].rstrip("\r\n")
+    start, end = (
+        column(lines, call.lineno, call.col_offset),
+        column(lines, call.lineno, call.end_col_offset or 0),
+    )
+    if width(line[:start] + replacement + line[end:]) <= limit:
+        return replacement
+    indent = line[: len(line) - len(line.lstrip())]
+    newline = newline_of(lines)
+    return f"{head}({newline}{indent}    {applied}{newline}{indent})"
 
 
 _PARAMETER_REFUSED = (
@@ -493,13 +516,8 @@ def _aux_problem(ctx: FileContext, function: ast.FunctionDef) -> Optional[str]:
 
 def _compiled_scope(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[str]:
     """The name of the `construct` or jit function around ``node``, which GRAPH mode compiles."""
-    for scope in enclosing_scopes(parents, node):
-        if not isinstance(scope, FUNCTION_TYPES):
-            continue
-        compiled = any(re.search(r"jit|ms_function", ast.unparse(item)) for item in scope.decorator_list)
-        if scope.name == "construct" or compiled:
-            return scope.name
-    return None
+    scope = compiled_function(parents, node)
+    return scope.name if scope is not None else None
 
 
 def _statement(parents: dict[ast.AST, ast.AST], node: ast.AST, lines: list[str]) -> Union[ast.stmt, str]:
@@ -567,7 +585,10 @@ def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> 
             f"_{stem}_with_aux",
             f"def NAME({params}):\n"
             f"    out = {helper.fn}({params})\n"
-            f"    return (out[0],) + {ms}.ops.HyperMap()({ms}.ops.stop_gradient, out[1:])\n",
+            "    aux = ()\n"
+            "    for item in out[1:]:\n"
+            f"        aux = aux + ({ms}.ops.stop_gradient(item),)\n"
+            "    return (out[0],) + aux\n",
         )
         result = f"{selected}, {helper.fn}({params})[1:]"
     doc = f"{written} before MindSpore 1.8."
