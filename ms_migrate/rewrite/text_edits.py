@@ -7,6 +7,7 @@ edits out.
 from __future__ import annotations
 
 import ast
+import unicodedata
 from collections.abc import Sequence
 from typing import Optional
 
@@ -94,3 +95,16 @@ def alias_removal(lines: list[str], node: ast.ImportFrom, index: int) -> Optiona
     if index + 1 < len(aliases):
         return Edit(start(aliases[index]), start(aliases[index + 1]), "")
     return Edit(end(aliases[index - 1]), end(aliases[index]), "")
+
+
+# ruff's and black's default line length; a file with longer lines shows its own limit.
+DEFAULT_LINE_LENGTH = 88
+
+
+def width(text: str) -> int:
+    """Display width, as ruff counts it for E501: East Asian wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def line_limit(text: str) -> int:
+    return max([DEFAULT_LINE_LENGTH, *(width(line) for line in text.splitlines())])

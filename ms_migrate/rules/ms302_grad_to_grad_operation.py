@@ -27,9 +27,16 @@ from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.cell_init import after_super_init, free_attribute, own_init, super_init
-from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
+from ms_migrate.rewrite.text_edits import (
+    column,
+    dead_imports,
+    generated_blocks,
+    import_edit,
+    line_limit,
+    newline_of,
+    width,
+)
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.rules.ms101.transform import line_limit, width
 
 GRAD = frozenset({"mindspore.grad", "mindspore.ops.grad"})
 

@@ -20,10 +20,11 @@ from ms_migrate.context import FileContext
 from ms_migrate.parsing import parse_ast
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.statements import StatementEditor
+from ms_migrate.rewrite.text_edits import line_limit
 from ms_migrate.rules.ms101.analysis import Statement
 from ms_migrate.rules.ms101.decide import Decision
 from ms_migrate.rules.ms101.plan import Plan
-from ms_migrate.rules.ms101.transform import Located, line_limit, new_statements
+from ms_migrate.rules.ms101.transform import Located, new_statements
 
 
 class LocateError(Exception):

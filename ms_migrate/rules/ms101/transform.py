@@ -6,7 +6,6 @@ arguments keep their spelling, comments and layout.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -14,6 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from ms_migrate.analysis.names import variable_names
+from ms_migrate.rewrite.text_edits import width
 from ms_migrate.rules.ms101.plan import DEFAULT_POSITION, Plan
 
 
@@ -172,19 +172,6 @@ def _discard_name(plan: Plan) -> str:
     while name in used:
         name = f"{name}_"
     return name
-
-
-# ruff's and black's default line length; a file with longer lines shows its own limit.
-DEFAULT_LINE_LENGTH = 88
-
-
-def width(text: str) -> int:
-    """Display width, as ruff counts it for E501: East Asian wide characters count twice."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-
-
-def line_limit(text: str) -> int:
-    return max([DEFAULT_LINE_LENGTH, *(width(line) for line in text.splitlines())])
 
 
 def _split_arguments(call: cst.Call, step: str) -> Optional[cst.Call]:
