@@ -117,6 +117,10 @@ class GradToGradOperation(Rule):
     MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
     same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
     example (`grad(net, grad_position=(1, 2))`, and with has_aux) is exact in both modes.
+    On 1.7 a GradOperation cannot be built inside code GRAPH mode compiles: a grad in a Cell's
+    `construct` gets its GradOperation made once in `__init__`; one inside a jit function is left
+    alone (MSR021); and a function holding the rewritten call that is compiled later (`ms_function
+    (train_step)`) fails there, loudly, which `downgrade --verify` shows in its GRAPH rows.
     https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.grad.html
     """
 
