@@ -325,7 +325,13 @@ def _encode(result: CachedResult) -> dict[str, Any]:
         "after": result.after,
         "fixed": result.fixed,
         "fixes": [
-            [[[*edit.start, *edit.end, edit.replacement] for edit in fix.edits], fix.safety, fix.description]
+            [
+                [[*edit.start, *edit.end, edit.replacement] for edit in fix.edits],
+                fix.safety,
+                fix.description,
+                list(fix.imports),
+                list(fix.unused),
+            ]
             for fix in fixes
         ],
         "diagnostics": [
@@ -383,8 +389,10 @@ def _decode(data: dict[str, Any]) -> CachedResult:
             tuple(Edit((_int(a), _int(b)), (_int(c), _int(d)), _str(text)) for a, b, c, d, text in edits),
             _str(safety),
             _str(description),
+            tuple(_str(name) for name in imports),
+            tuple(_str(name) for name in unused),
         )
-        for edits, safety, description in data["fixes"]
+        for edits, safety, description, imports, unused in data["fixes"]
     ]
     diagnostics = tuple(
         Diagnostic(

@@ -1,9 +1,10 @@
 """Everything a rule may ask about one file, each piece built at most once and only on demand.
 
 A rule that only reads asks for ``tree`` (``ast``: about 9 times faster to build than a libcst
-module). Names resolve through the module's own imports (``qualified_name``), without libcst
-metadata. Suppression comments are read once per file. ``cst`` (libcst with metadata) is for a
-rule that rewrites; the engine's precheck has already rejected text Python would not accept.
+module), ``parents`` and ``qualified_name``, which resolves through the module's own imports
+without libcst metadata, and knows scopes: a parameter or local named `ms` is not the module.
+Suppression comments are read once per file. ``cst`` (libcst with metadata) is for a rule that
+rewrites; the engine's precheck has already rejected text Python would not accept.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ms_migrate.versions import Version
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
+    from ms_migrate.analysis.names import NameResolver
     from ms_migrate.string_folding import FoldedText
 
 ALL = "*"
@@ -67,31 +69,26 @@ class FileContext:
         return MetadataWrapper(parse(text, self.tree if text == self.text else None), unsafe_skip_copy=True)
 
     @cached_property
-    def imports(self) -> dict[str, str]:
-        """Module-level import bindings: local name -> qualified name (`ms` -> `mindspore`)."""
-        bound: dict[str, str] = {}
-        for node in self.tree.body:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        bound[alias.asname] = alias.name
-                    else:
-                        top = alias.name.split(".")[0]
-                        bound[top] = top
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                for alias in node.names:
-                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        return bound
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        """Each node of ``tree`` -> the node that holds it."""
+        from ms_migrate.analysis.walk import child_nodes, walk
+
+        return {child: node for node in walk(self.tree) for child in child_nodes(node)}
+
+    @cached_property
+    def resolver(self) -> NameResolver:
+        """What the module's imports bind, and which names its scopes rebind."""
+        from ms_migrate.analysis.names import NameResolver
+
+        return NameResolver.for_module(self.tree, self.text)
 
     def qualified_name(self, node: ast.AST) -> Optional[str]:
-        """`mindspore.value_and_grad` for `ms.value_and_grad` under `import mindspore as ms`."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id not in self.imports:
-            return None
-        return ".".join([self.imports[node.id], *reversed(parts)])
+        """`mindspore.value_and_grad` for `ms.value_and_grad` under `import mindspore as ms`, and
+        None where a function around ``node`` binds `ms` itself (a parameter, an assignment, an
+        import of its own): every rule asks this one question, the same way."""
+        from ms_migrate.analysis.names import enclosing_scopes
+
+        return self.resolver.qualified_name(node, enclosing_scopes(self.parents, node))
 
     @cached_property
     def suppressions(self) -> dict[int, set[str]]:

@@ -31,9 +31,14 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """One site's rewrite. Its imports are the engine's to change, once per file, after every
+    fix's edits (``ms_migrate.rewrite.import_changes``): no fix edits an import line for them."""
+
     edits: tuple[Edit, ...]
     safety: str = "exact"  # "exact": same numbers on the target; "unsafe": review it
     description: str = ""
+    imports: tuple[str, ...] = ()  # local names of the `import mindspore [as NAME]` the edits use
+    unused: tuple[str, ...] = ()  # imported names the edits may leave unused: dropped if so
 
 
 @dataclass(frozen=True)

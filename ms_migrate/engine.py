@@ -7,16 +7,19 @@ fixes are text edits. A file that no selected rule's prefilter matches is never 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
+from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits
 from ms_migrate.parsing import ParseFailure, precheck
 from ms_migrate.reasons import INTERNAL_ERROR, all_notes, all_reasons
+from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
 from ms_migrate.rules.base import Rule, all_rules
 from ms_migrate.versions import Version
 
@@ -73,16 +76,17 @@ def run_rules(
     diagnostics = _collect(_context(text, target, path, project, fix, declined), applicable)
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
-        return FileResult(text, _superseded_dropped(diagnostics, [d for d in diagnostics if d.fix in fixes]))
+        chosen = [item for item in diagnostics if item.fix in fixes]
+        return FileResult(text, _superseded_dropped(diagnostics, chosen, _applied(text, fixes)[1][0]))
     if not fixes:
         return FileResult(text, diagnostics)
-    edits = tuple(edit for item in fixes for edit in item.edits)
-    new_text = apply_edits(text, edits)
-    moved = frozenset((code, _line_after(line, edits)) for code, line in declined)
+    new_text, stages = _applied(text, fixes)
+    applied = stages[0]
+    moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
     problem = _validate(new_text, target, applicable, path, project, moved)
     fixed = [item for item in diagnostics if item.fix in fixes]
     if problem is None:
-        return FileResult(new_text, _superseded_dropped(diagnostics, fixed), fixed)
+        return FileResult(new_text, _superseded_dropped(diagnostics, fixed, applied), fixed)
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
     notes = all_notes()
     kept = [
@@ -136,21 +140,43 @@ def _collect(context: FileContext, rules: Sequence[Rule]) -> list[Diagnostic]:
         except Exception as error:  # a bug in one rule costs its findings for this file, not the run
             found.append(INTERNAL_ERROR.at(1, f"rule {rule.code} failed: {type(error).__name__}: {error}"))
             continue
-        found += [item for item in diagnostics if not context.suppressed(item.code, item.line)]
+        found += _unsuppressed(context, rule, diagnostics)
     return _ordered(found)
 
 
-def _superseded_dropped(diagnostics: list[Diagnostic], fixed: list[Diagnostic]) -> list[Diagnostic]:
-    """Without another rule's unfixed finding at the very place a fix was applied, or in text a fix
-    deleted: that fix rewrote the code the finding was about (MS201's "no value_and_grad before
-    2.0" where MS301 downgraded the call and dropped its import)."""
+def _unsuppressed(context: FileContext, rule: Rule, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` without the suppressed and declined sites, whose fixes go with them. A fix
+    that a kept site shares with a dropped one is not applied at all: applied, it would rewrite
+    the site the user asked to keep."""
+    dropped = [item for item in diagnostics if context.suppressed(item.code, item.line)]
+    if not dropped:
+        return diagnostics
+    shared = {item.fix for item in dropped if item.fix is not None}
+    kept: list[Diagnostic] = []
+    for item in diagnostics:
+        if item in dropped:
+            continue
+        if item.fix is not None and item.fix in shared:
+            detail = f"rule {rule.code} gave it one fix with a suppressed site: none of it is applied"
+            kept += [replace(item, fix=None), INTERNAL_ERROR.at(item.line, detail)]
+        else:
+            kept.append(item)
+    return kept
+
+
+def _superseded_dropped(
+    diagnostics: list[Diagnostic], fixed: list[Diagnostic], applied: Sequence[Edit]
+) -> list[Diagnostic]:
+    """Without another rule's unfixed finding at the very place a fix was applied, or in text the
+    fixes deleted (``applied``: their edits in the input, with the imports they left unused):
+    that fix rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where
+    MS301 downgraded the call and its import went)."""
     places = {(item.line, item.col): item.code for item in fixed}
-    # Text a fix deleted (an import that nothing uses any more), with the rule that deleted it.
+    owners = {edit: item.code for item in fixed if item.fix is not None for edit in item.fix.edits}
+    # Text deleted, with the rule that deleted it; "" for the engine's import changes.
     deleted = [
-        (edit.start, edit.end, item.code)
-        for item in fixed
-        if item.fix is not None
-        for edit in item.fix.edits
+        (edit.start, edit.end, owners.get(edit, ""))
+        for edit in applied
         if not edit.replacement and edit.start < edit.end
     ]
     kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
@@ -179,8 +205,10 @@ def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 def _overlaps(edit: Edit, taken: list[Edit]) -> bool:
     # Touching ranges overlap too when both are insertions at one point: their order is unknown.
+    # The same edit twice is one edit (two fixes sharing a generated attribute).
     return any(
-        (edit.start < other.end and other.start < edit.end) or edit.start == other.start for other in taken
+        edit != other and ((edit.start < other.end and other.start < edit.end) or edit.start == other.start)
+        for other in taken
     )
 
 
@@ -195,6 +223,39 @@ def _non_overlapping(diagnostics: list[Diagnostic]) -> list[Fix]:
         chosen.append(item.fix)
         taken += item.fix.edits
     return chosen
+
+
+def _applied(text: str, fixes: Sequence[Fix]) -> tuple[str, list[tuple[Edit, ...]]]:
+    """``text`` with ``fixes`` applied and its imports settled once for all of them, and the
+    edits of each stage, each on the text the one before left. The first stage is in ``text``'s
+    positions: the fixes' edits (one that several fixes share, such as the attribute two sites of
+    one Cell both use, once) and the imports they left unused; the second adds the imports."""
+    edits = tuple(dict.fromkeys(edit for item in fixes for edit in item.edits))
+    new_text = apply_edits(text, edits)
+    unused = [name for item in fixes for name in item.unused]
+    needed = [name for item in fixes for name in item.imports]
+    if not unused and not needed:
+        return new_text, [edits]
+    try:
+        after = ast.parse(new_text)
+    except SyntaxError:
+        return new_text, [edits]  # validation says why
+    removals = removal_edits(text, ast.parse(text), unused, loaded_names(after))
+    removals = tuple(edit for edit in removals if not _overlaps(edit, list(edits)))
+    if removals:
+        edits += removals
+        new_text = apply_edits(text, edits)
+        after = ast.parse(new_text)
+    additions = addition_edits(new_text, after, needed)
+    if not additions:
+        return new_text, [edits]
+    return apply_edits(new_text, additions), [edits, additions]
+
+
+def _line_after_stages(line: int, stages: Sequence[tuple[Edit, ...]]) -> int:
+    for edits in stages:
+        line = _line_after(line, edits)
+    return line
 
 
 def _line_after(line: int, edits: Sequence[Edit]) -> int:

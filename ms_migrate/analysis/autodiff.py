@@ -399,8 +399,8 @@ class AutodiffFile:
         api_names = {qualified.rsplit(".", 1)[1] for qualified in (*GRAD_FUNCTIONS, *GRAD_OPERATION)}
         aliases = {
             local
-            for local, qualified in self.ctx.imports.items()
-            if qualified.rsplit(".", 1)[-1] in api_names
+            for local, binding in self.ctx.resolver.imports.items()
+            if binding.qualified.rsplit(".", 1)[-1] in api_names
         }
         candidates = [call for name in sorted(api_names | aliases) for call in self.calls_named.get(name, ())]
         for node in sorted(candidates, key=lambda call: (call.lineno, call.col_offset)):

@@ -17,13 +17,14 @@ from ms_migrate.analysis.autodiff import (
     literal,
     returned,
 )
-from ms_migrate.analysis.names import NameResolver, enclosing_scopes, loaded_names
+from ms_migrate.analysis.names import NameResolver, enclosing_scopes
 from ms_migrate.analysis.project import last_name
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
-from ms_migrate.rewrite.text_edits import alias_removal, column
+from ms_migrate.rewrite.import_changes import released_name
+from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 REASONS = registry(
@@ -156,10 +157,10 @@ class StopGradientToHasAux(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        """A refusal per site whose function has the shape but is not converted; the converted
-        sites share one fix, which also drops an import of stop_gradient nothing uses any more."""
+        """A refusal per site whose function has the shape but is not converted; a fix per site
+        that is, which lets the engine drop an import of stop_gradient nothing uses any more."""
         analysis = AutodiffFile.of(ctx)
-        resolver = NameResolver.for_module(ctx.tree)
+        resolver = ctx.resolver
         found: list[Diagnostic] = []
         converted: list[_Site] = []
         for site in analysis.sites():
@@ -171,16 +172,14 @@ class StopGradientToHasAux(Rule):
             result = _Site.of(analysis, resolver, site)
             if isinstance(result, Diagnostic):
                 found.append(result)
-            elif result is not None and not ctx.suppressed(self.code, site.call.func.lineno):
-                # A suppressed (or, in `upgrade --interactive`, declined) site must not ride along
-                # in the fix the converted sites share.
+            elif result is not None:
                 converted.append(result)
-        if converted:
-            lines = source_lines(ctx.text)
-            edits = [edit for item in converted for edit in item.edits(lines)]
-            edits += _dead_imports(ctx.tree, lines, [call for item in converted for call in item.unwrapped])
-            fix = Fix(tuple(edits), "exact", _FIXED)
-            found += [self.diagnostic(item.site.call.func, item.message(ctx), fix) for item in converted]
+        lines = source_lines(ctx.text)
+        for item in converted:
+            released = (name for call in item.unwrapped for name in released_name(call.func))
+            unused = tuple(dict.fromkeys(released))
+            fix = Fix(tuple(item.edits(lines)), "exact", _FIXED, unused=unused)
+            found.append(self.diagnostic(item.site.call.func, item.message(ctx), fix))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
@@ -521,28 +520,3 @@ def _unwrap(lines: list[str], call: ast.Call) -> Optional[Edit]:
 
 
 _NEEDS_PARENTHESES = (ast.NamedExpr, ast.Yield, ast.YieldFrom)
-
-
-def _dead_imports(tree: ast.Module, lines: list[str], unwrapped: list[ast.Call]) -> list[Edit]:
-    """Lines `from mindspore.ops import stop_gradient` (or `from mindspore import ops`) whose one
-    name is used only by the stop_gradient calls the fix takes away. An import of several names is
-    kept: MS101 may edit the same statement, and overlapping fixes are not applied together."""
-    removed: dict[str, int] = {}
-    for call in unwrapped:
-        root = call.func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name):
-            removed[root.id] = removed.get(root.id, 0) + 1
-    used = loaded_names(tree)
-    edits: list[Edit] = []
-    for node in tree.body:
-        if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) != 1:
-            continue
-        alias = node.names[0]
-        local = alias.asname or alias.name.split(".")[0]
-        if local in removed and used[local] == removed[local] and not alias.name.startswith("*"):
-            edit = alias_removal(lines, node, 0)  # type: ignore[arg-type]
-            if edit is not None:
-                edits.append(edit)
-    return edits

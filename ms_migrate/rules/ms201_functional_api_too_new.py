@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Optional
 
 from ms_migrate.analysis.names import bindings_in, compiled_function, enclosing_scopes
-from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
@@ -79,7 +79,6 @@ class FunctionalApiTooNew(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         has_ops = ctx.target >= Version(1, 8)
         lines = source_lines(ctx.text)
-        parents: Optional[dict[ast.AST, ast.AST]] = None  # built only for a site that needs it
         calls = {id(node.func): node for node in walk(ctx.tree) if isinstance(node, ast.Call)}
         for node in walk(ctx.tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
@@ -116,8 +115,7 @@ class FunctionalApiTooNew(Rule):
                     if weights is not None and not written_as_parameter_tuple(weights):
                         # 1.8 and 1.9 given a list return the gradients of every Parameter the
                         # function uses (measured on 1.8.1 and 1.9.0; 1.10.0 only the list's).
-                        parents = parents or _parents(ctx.tree)
-                        problem = _wrap_weights(ctx, parents, call, weights, base, lines, edits)  # type: ignore[arg-type]
+                        problem = _wrap_weights(ctx, ctx.parents, call, weights, base, lines, edits)  # type: ignore[arg-type]
                     if problem:
                         message += f"; {problem}, so it stays"
                         yield REASONS["MSR024"].at(node.lineno, problem)
@@ -136,10 +134,6 @@ def _replace(lines: list[str], node: ast.expr, text: str) -> Edit:
         (end, column(lines, end, node.end_col_offset or node.col_offset)),
         text,
     )
-
-
-def _parents(tree: ast.Module) -> dict[ast.AST, ast.AST]:
-    return {child: node for node in walk(tree) for child in child_nodes(node)}
 
 
 def _wrap_weights(

@@ -8,13 +8,13 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import cached_property
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
-    NameResolver,
     Scope,
     all_names,
     dotted_name,
@@ -25,6 +25,7 @@ from ms_migrate.analysis.walk import child_nodes
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
+from ms_migrate.rewrite.import_changes import released_name
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.versions import Version
@@ -92,7 +93,7 @@ class _Finder:
     def __init__(self, rule: DeprecatedApi, ctx: FileContext, catalogue: Catalogue) -> None:
         self.rule, self.ctx, self.catalogue = rule, ctx, catalogue
         self.tree = ctx.tree
-        self.resolver = NameResolver.for_module(self.tree, ctx.text)
+        self.resolver = ctx.resolver
         self.lines = source_lines(ctx.text)
         self.hits = _matched_positions(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
@@ -265,6 +266,7 @@ class _Finder:
             return None
         module, _, name = new.rpartition(".")
         parent = self.resolver.qualified_name(node.value, scopes)
+        unused: tuple[str, ...] = ()
         if parent == module:
             spelled = f"{self._segment(node.value)}.{name}"
         else:
@@ -272,9 +274,10 @@ class _Finder:
             if reference is None or reference.new_import is not None:
                 return None
             spelled = f"{reference.expression}.{name}"
+            unused = released_name(node.value)  # `P.Pack` -> `ops.Stack`: `P` may be unused now
         end = node.end_lineno or node.lineno
         edit = self._edit(node.lineno, node.col_offset, end, node.end_col_offset or 0, spelled)
-        return self._fix([edit], entry)
+        return replace(self._fix([edit], entry), unused=unused)
 
     def _method_fix(self, node: ast.Attribute, entry: Deprecation) -> Optional[Fix]:
         if not self.ctx.fixes:

@@ -19,12 +19,13 @@ from ms_migrate.analysis.names import (
     own_returns,
 )
 from ms_migrate.analysis.project import last_name
-from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import parameter_argument, written_as_several
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Note, Reason, registry
-from ms_migrate.rewrite.text_edits import column, dead_imports, generated_blocks, import_edit, newline_of
+from ms_migrate.rewrite.import_changes import released_name
+from ms_migrate.rewrite.text_edits import column, generated_blocks, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 VALUE_AND_GRAD = frozenset({"mindspore.value_and_grad", "mindspore.ops.value_and_grad"})
@@ -148,19 +149,19 @@ class ValueAndGradToGradOperation(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        """A refusal per site that is not in the converted shape; the others share one fix, which
-        also drops a `from mindspore import value_and_grad` that nothing uses any more."""
-        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
-        resolver = NameResolver.for_module(ctx.tree)
+        """A refusal per site that is not in the converted shape; a fix per site that is, which
+        also lets the engine drop a `from mindspore import value_and_grad` nothing uses any more."""
+        parents = ctx.parents
+        resolver = ctx.resolver
         taken = all_names(ctx.tree)
         found: list[Diagnostic] = []
-        converted: list[tuple[ast.Call, _Site]] = []
-        edits: list[Edit] = []
         new_import: Optional[str] = None
         for call in _value_and_grad_calls(ctx):
             applied = parents.get(call)
             if isinstance(applied, ast.Call) and applied.func is call:
                 continue  # `value_and_grad(...)(...)`: MS304's
+            if ctx.suppressed(self.code, call.func.lineno):
+                continue  # its generated names must not be taken from the sites that convert
             passed = parameter_argument(ctx.tree, parents, call)
             site = _site(ctx, parents, call) if passed is None else _PARAMETER_REFUSED.format(passed)
             if isinstance(site, str):
@@ -170,26 +171,24 @@ class ValueAndGradToGradOperation(Rule):
             if isinstance(rewritten, str):
                 found.append(REASONS["MSR020"].at(call.lineno, rewritten))
                 continue
-            site_edits, new_import = rewritten
-            edits += site_edits
-            converted.append((call, site))  # type: ignore[arg-type]
-        if converted:
-            lines = source_lines(ctx.text)
-            edits += dead_imports(ctx.tree, lines, {id(call.func) for call, _ in converted}, "value_and_grad")
-            if new_import is not None:
-                # Last: inserted at the same place as a class, it lands above it.
-                edits.append(import_edit(ctx.tree, lines, new_import, newline_of(lines)))
-            fix = Fix(tuple(edits), "exact", "GradOperation in a Cell that runs the forward once")
-            for call, site in converted:
-                aux = ", has_aux=True" if site.has_aux else ", sens_param=True" if site.sens else ""
-                message = (
-                    f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
-                    f"value_and_grad({ast.unparse(site.fn)}, None, weights{aux}) -> GradOperation in a Cell "
-                    "that runs the forward once"
-                )
-                found.append(self.diagnostic(call.func, message, fix))
-                if site.in_cell:
-                    found.append(NOTES["MSN004"].at(call.lineno))
+            edits, needed = rewritten
+            new_import = needed or new_import
+            fix = Fix(
+                tuple(edits),
+                "exact",
+                "GradOperation in a Cell that runs the forward once",
+                imports=(needed,) if needed else (),
+                unused=released_name(call.func),
+            )
+            aux = ", has_aux=True" if site.has_aux else ", sens_param=True" if site.sens else ""
+            message = (
+                f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
+                f"value_and_grad({ast.unparse(site.fn)}, None, weights{aux}) -> GradOperation in a Cell "
+                "that runs the forward once"
+            )
+            found.append(self.diagnostic(call.func, message, fix))
+            if site.in_cell:
+                found.append(NOTES["MSN004"].at(call.lineno))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
@@ -538,7 +537,7 @@ def _rewrite(
     taken: set[str],
     pending: Optional[str],
 ) -> Union[tuple[list[Edit], Optional[str]], str]:
-    """The edits for one site and the `import mindspore [as x]` the file then needs, or why not."""
+    """The edits for one site and the `import mindspore [as x]` they use, or why not."""
     scopes = [site.scope, *enclosing_scopes(parents, site.scope)] if site.scope is not None else []
     reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
@@ -579,7 +578,7 @@ def _rewrite(
             f"{step}({forward}({fn}), {weights})",
         ),
     ]
-    return edits, reference.new_import or pending
+    return edits, reference.new_import
 
 
 def _classes(

@@ -10,7 +10,6 @@ from typing import Optional, Union
 
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
-    NameResolver,
     all_names,
     bindings_in,
     compiled_function,
@@ -21,17 +20,16 @@ from ms_migrate.analysis.names import (
     own_returns,
 )
 from ms_migrate.analysis.project import last_name
-from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple, parameter_argument, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.cell_init import after_super_init, free_attribute, own_init, super_init
+from ms_migrate.rewrite.import_changes import released_name
 from ms_migrate.rewrite.text_edits import (
     column,
-    dead_imports,
     generated_blocks,
-    import_edit,
     line_limit,
     newline_of,
     width,
@@ -154,8 +152,8 @@ class GradToGradOperation(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        resolver = NameResolver.for_module(ctx.tree)
-        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
+        resolver = ctx.resolver
+        parents = ctx.parents
         taken = all_names(ctx.tree)
         lines = source_lines(ctx.text)
         found: list[Diagnostic] = []
@@ -165,8 +163,8 @@ class GradToGradOperation(Rule):
         hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
         for call in (node for node in walk(ctx.tree) if isinstance(node, ast.Call)):
-            if ctx.qualified_name(call.func) not in GRAD:
-                continue
+            if ctx.qualified_name(call.func) not in GRAD or ctx.suppressed(self.code, call.func.lineno):
+                continue  # a suppressed site is not part of the fix the converted ones share
             arguments = _arguments(call)
             if isinstance(arguments, str):
                 found.append(REASONS["MSR021"].at(call.lineno, arguments))
@@ -232,10 +230,10 @@ class GradToGradOperation(Rule):
         if converted:
             edits += [place.edit(lines, newline_of(lines)) for place in hoists.values() if place.made]
             edits += _insertions(generated.inserted, lines, ctx.tree)
-            edits += dead_imports(ctx.tree, lines, {id(call.func) for call in converted}, "grad")
-            if new_import is not None:
-                edits.append(import_edit(ctx.tree, lines, new_import, newline_of(lines)))
-            fix = Fix(tuple(edits), "exact", "the GradOperation that returns the same structure")
+            unused = tuple(dict.fromkeys(name for call in converted for name in released_name(call.func)))
+            imports = (new_import,) if new_import is not None else ()
+            description = "the GradOperation that returns the same structure"
+            fix = Fix(tuple(edits), "exact", description, imports=imports, unused=unused)
             for call in converted:
                 message = (
                     f"grad does not exist before MindSpore 1.8 (target {ctx.target}): "

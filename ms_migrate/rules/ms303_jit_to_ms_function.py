@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes
-from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.reasons import Reason, registry
@@ -69,8 +69,8 @@ class JitToMsFunction(Rule):
         spelling = jit_spelling_for(ctx.target)
         if spelling.name == "jit":
             return
-        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
-        resolver = NameResolver.for_module(ctx.tree)
+        parents = ctx.parents
+        resolver = ctx.resolver
         lines = source_lines(ctx.text)
         keywords = frozenset(spelling.keywords or ())
         found: list[Diagnostic] = []
@@ -91,14 +91,12 @@ class JitToMsFunction(Rule):
                     found.append(result)
                 else:
                     converted += result
-        if converted:
-            fix = Fix(tuple(edit for _, edit in converted), "exact", f"spell it {spelling.name}")
-            for node, _ in converted:
-                message = (
-                    f"mindspore.jit does not exist before MindSpore 2.0 (target {ctx.target}): "
-                    f"it is mindspore.{spelling.name} there"
-                )
-                found.append(self.diagnostic(node, message, fix))
+        for node, edit in converted:  # each its own fix: a suppressed one goes alone
+            message = (
+                f"mindspore.jit does not exist before MindSpore 2.0 (target {ctx.target}): "
+                f"it is mindspore.{spelling.name} there"
+            )
+            found.append(self.diagnostic(node, message, Fix((edit,), "exact", f"spell it {spelling.name}")))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 

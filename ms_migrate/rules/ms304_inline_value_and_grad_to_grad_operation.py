@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes, module_reference
-from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.analysis.names import all_names, enclosing_scopes, module_reference
+from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
@@ -20,7 +20,8 @@ from ms_migrate.rewrite.cell_init import (
     own_init,
     super_init,
 )
-from ms_migrate.rewrite.text_edits import column, dead_imports, import_edit, newline_of
+from ms_migrate.rewrite.import_changes import released_name
+from ms_migrate.rewrite.text_edits import column, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 VALUE_AND_GRAD = frozenset({"mindspore.value_and_grad", "mindspore.ops.value_and_grad"})
@@ -90,15 +91,15 @@ class InlineValueAndGradToGradOperation(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        parents = {child: node for node in walk(ctx.tree) for child in child_nodes(node)}
-        resolver = NameResolver.for_module(ctx.tree)
+        parents = ctx.parents
+        resolver = ctx.resolver
         taken = all_names(ctx.tree)
         lines = source_lines(ctx.text)
         newline = newline_of(lines)
         found: list[Diagnostic] = []
-        converted: list[ast.Call] = []
-        edits: list[Edit] = []
-        grad_names: dict[int, str] = {}  # per class: the attribute its GradOperation gets
+        # Per class: the attribute its GradOperation gets, the edit that makes it in `__init__`,
+        # and the import that edit uses. Each site's fix carries them; the engine applies them once.
+        hoists: dict[int, tuple[str, Edit, Optional[str]]] = {}
         new_import: Optional[str] = None
         for call in inline_applications(ctx):
             site = _site(parents, call)
@@ -112,28 +113,25 @@ class InlineValueAndGradToGradOperation(Rule):
                 found.append(REASONS["MSR025"].at(call.lineno, "no free name for mindspore"))
                 continue
             new_import = reference.new_import or new_import
-            if id(site.class_def) not in grad_names:
+            if id(site.class_def) not in hoists:
                 name = free_attribute(site.class_def, "grad")
-                grad_names[id(site.class_def)] = name
                 made = f"{name} = {reference.expression}.ops.GradOperation(get_by_list=True)"
-                edits.append(after_super_init(lines, site.super_call, [made], newline))
-            name = grad_names[id(site.class_def)]
-            edits.append(_step(ctx.text, lines, site, name, newline))
-            converted.append(call)
-        if converted:
-            edits += dead_imports(ctx.tree, lines, {id(call.func) for call in converted}, "value_and_grad")
-            if new_import is not None:
-                edits.append(import_edit(ctx.tree, lines, new_import, newline))
+                edit = after_super_init(lines, site.super_call, [made], newline)
+                hoists[id(site.class_def)] = (name, edit, reference.new_import)
+            name, hoist, needed = hoists[id(site.class_def)]
             fix = Fix(
-                tuple(edits), "exact", "the 1.x train step: GradOperation in __init__, forward then grads"
+                (hoist, _step(ctx.text, lines, site, name, newline)),
+                "exact",
+                "the 1.x train step: GradOperation in __init__, forward then grads",
+                imports=(needed,) if needed is not None else (),
+                unused=released_name(call.func),
             )
-            for call in converted:
-                message = (
-                    f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
-                    f"{ast.unparse(call)} -> the forward, then GradOperation(get_by_list=True) made in "
-                    "__init__"
-                )
-                found.append(self.diagnostic(call.func, message, fix))
+            message = (
+                f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
+                f"{ast.unparse(call)} -> the forward, then GradOperation(get_by_list=True) made in "
+                "__init__"
+            )
+            found.append(self.diagnostic(call.func, message, fix))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
