@@ -22,10 +22,10 @@ import click
 
 from ms_migrate import __version__, sources
 from ms_migrate.cache import DIRECTORY, cache_directory
+from ms_migrate.codes import all_notes, all_reasons, registry
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
 from ms_migrate.output import FORMATS, Record, render
-from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
@@ -98,6 +98,10 @@ def _start(
     missing = [path for path in paths if not path.exists()]
     for path in missing:
         err.print(f"{path}: no such file or directory")
+    try:
+        registry()  # a code two rules claim, or a rule that cannot load, stops the run here
+    except ValueError as error:
+        raise click.UsageError(f"rules: {error}") from None
     try:
         config = load_config(paths[0] if paths else Path.cwd()).with_flags(select, ignore, exclude)
     except ConfigError as error:

@@ -50,10 +50,16 @@ class Config:
     def enabled(self, code: str, path: Optional[Path] = None) -> bool:
         """Whether ``code`` is reported (and, for a rule, applied) in ``path``."""
         code = code.upper()
-        # Reason codes and notes belong to MS101: selecting the rule keeps them.
-        owned = code.startswith(("MSR", "MSN")) and self.enabled("MS101", path)
-        if self.select and not any(code.startswith(prefix) for prefix in self.select) and not owned:
-            return False
+        if self.select and not any(code.startswith(prefix) for prefix in self.select):
+            # A reason or note is its rule's: selecting the rule keeps them (MS102's MSR030),
+            # and the engine's own (MSR099, a discarded rewrite) is always said.
+            from ms_migrate.codes import ENGINE, owner
+
+            owned_by = owner(code)
+            if owned_by is None or owned_by == code:
+                return False
+            if owned_by != ENGINE and not self.enabled(owned_by, path):
+                return False
         if any(code.startswith(prefix) for prefix in self.ignore):
             return False
         return not (path is not None and any(code.startswith(prefix) for prefix in self._file_ignores(path)))
@@ -75,7 +81,7 @@ class Config:
         self, select: Iterable[str] = (), ignore: Iterable[str] = (), exclude: Iterable[str] = ()
     ) -> Config:
         """Command-line flags over the table: select and ignore replace, exclude adds."""
-        select, ignore = _codes(select), _codes(ignore)
+        select, ignore = _selectors(select, "--select"), _selectors(ignore, "--ignore")
         return Config(
             self.root,
             self.source,
@@ -91,8 +97,16 @@ class Config:
 NO_CONFIG = Config()
 
 
-def _codes(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+def _selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
+    """Codes, code prefixes and rule names (comma-separated too) as code prefixes, each checked
+    against the registry: ruff, too, stops on a code it does not know."""
+    from ms_migrate.codes import resolved_selectors
+
+    given = [code.strip() for value in values for code in value.split(",") if code.strip()]
+    try:
+        return resolved_selectors(given, where)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -124,7 +138,7 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
             raise ConfigError(f"{where}: per-file-ignores {pattern!r} must be a list of codes, not {codes!r}")
-        per_file_ignores[pattern] = _codes(codes)
+        per_file_ignores[pattern] = _selectors(codes, f"{where}: per-file-ignores {pattern!r}")
     if "verify" in table and not isinstance(table["verify"], dict):
         raise ConfigError(f"{where}: verify must be a table")
     runtimes = table.get("runtimes", {})
@@ -135,8 +149,8 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
         root=root,
         source=where,
         target_version=target,
-        select=_codes(_strings(table, "select", where)),
-        ignore=_codes(_strings(table, "ignore", where)),
+        select=_selectors(_strings(table, "select", where), f"{where}: select"),
+        ignore=_selectors(_strings(table, "ignore", where), f"{where}: ignore"),
         exclude=_strings(table, "exclude", where),
         per_file_ignores=per_file_ignores,
         runtimes=dict(runtimes),

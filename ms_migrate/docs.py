@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ms_migrate.reasons import all_notes, all_reasons
+from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.rules.base import all_rules
 
 DOCS = Path(__file__).parent.parent / "docs"

@@ -15,10 +15,11 @@ from typing import Optional
 
 from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.project import ProjectIndex
+from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits
 from ms_migrate.parsing import ParseFailure, precheck
-from ms_migrate.reasons import INTERNAL_ERROR, all_notes, all_reasons
+from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
 from ms_migrate.rules.base import Rule, all_rules
 from ms_migrate.versions import Version

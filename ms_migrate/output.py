@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ms_migrate import __version__
+from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.reasons import all_notes, all_reasons
 from ms_migrate.rules.base import all_rules
 
 FORMATS = ("text", "json", "sarif", "github")

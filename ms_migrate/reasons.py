@@ -3,7 +3,7 @@
 A refusal is a value with a code, never a bare ``None``: users grep for codes, the docs explain
 each one (``docs/reasons.md`` is generated from every rule's ``reasons``), and tests assert on
 them. Each rule owns its codes; ``MSR099`` belongs to the engine, which discards a rewrite that
-fails validation whatever rule made it.
+fails validation whatever rule made it. ``ms_migrate.codes`` is the registry of them all.
 """
 
 from __future__ import annotations
@@ -51,23 +51,3 @@ INTERNAL_ERROR = Reason(
     "The rewritten file did not compile or was not a fixed point. The file is left unchanged. "
     "Please report it with the input.",
 )
-
-
-def all_reasons() -> dict[str, Reason]:
-    """Every reason code, by code: each rule's own, then the engine's."""
-    from ms_migrate.rules.base import all_rules
-
-    found: dict[str, Reason] = {}
-    for rule in all_rules():
-        found.update(rule.reasons)
-    found[INTERNAL_ERROR.code] = INTERNAL_ERROR
-    return dict(sorted(found.items()))
-
-
-def all_notes() -> dict[str, Note]:
-    from ms_migrate.rules.base import all_rules
-
-    found: dict[str, Note] = {}
-    for rule in all_rules():
-        found.update(rule.notes)
-    return dict(sorted(found.items()))

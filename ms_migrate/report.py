@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ms_migrate.codes import all_reasons
 from ms_migrate.diagnostics import Diagnostic, source_lines
-from ms_migrate.reasons import all_reasons
 
 if TYPE_CHECKING:
     from rich.console import Console

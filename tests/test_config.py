@@ -34,14 +34,15 @@ def test_target_select_and_ignore_from_the_table(tmp_path: Path) -> None:
     # MS101's note too, and MSR024: the grad whose keyword 1.9 lacks is left alone, and says so.
     assert sorted(set(_codes(result.stdout))) == ["MS101", "MS201", "MSN001", "MSR024"]
     only = CliRunner().invoke(main, ["check", "--select", "MS2", str(project)])
-    assert sorted(set(_codes(only.stdout))) == ["MS201"]  # --select replaces select; the table's ignore stays
+    # --select replaces select, and keeps MS201's own reason; the table's ignore stays.
+    assert sorted(set(_codes(only.stdout))) == ["MS201", "MSR024"]
     both = CliRunner().invoke(main, ["check", "--select", "MS2", "--ignore", "MS201", str(project)])
     assert sorted(set(_codes(both.stdout))) == ["MS202"]
 
 
 def test_flags_override_the_table(tmp_path: Path) -> None:
     project = _project(tmp_path, 'target-version = "1.9"\nselect = ["MS201"]\n')
-    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS201"}
+    assert set(_codes(CliRunner().invoke(main, ["check", str(project)]).stdout)) == {"MS201", "MSR024"}
     flags = CliRunner().invoke(main, ["check", "--target-version", "2.10", "--select", "MS101", str(project)])
     assert set(_codes(flags.stdout)) == {"MS101", "MSN001"}
 

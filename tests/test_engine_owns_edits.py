@@ -98,10 +98,7 @@ def test_two_rules_dropping_names_of_one_import_line_both_convert() -> None:
 
 
 def test_one_name_of_an_import_goes_and_the_used_one_stays() -> None:
-    source = (
-        "from mindspore import grad, ops\n\n\n"
-        "def step(net, x):\n    return ops.relu(grad(net)(x))\n"
-    )
+    source = "from mindspore import grad, ops\n\n\ndef step(net, x):\n    return ops.relu(grad(net)(x))\n"
     result = downgrade_text(source, Version(1, 7))
     assert result.text.startswith("import mindspore as ms\nfrom mindspore import ops\n")
 

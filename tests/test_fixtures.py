@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ms_migrate import parsing, sources
+from ms_migrate.codes import all_reasons
 from ms_migrate.engine import ParseFailure
-from ms_migrate.reasons import all_reasons
 from tests.fixture_cases import FixtureCase, fixture_cases
 
 CASES = fixture_cases()

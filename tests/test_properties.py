@@ -8,8 +8,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ms_migrate.codes import all_notes
 from ms_migrate.engine import migrate_text
-from ms_migrate.reasons import all_notes
 from ms_migrate.versions import Version
 from tests.fixture_cases import fixture_cases
 

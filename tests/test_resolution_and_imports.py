@@ -6,8 +6,8 @@ import ast
 from pathlib import Path
 
 from ms_migrate.analysis.names import NameResolver
+from ms_migrate.codes import all_reasons
 from ms_migrate.engine import migrate_text
-from ms_migrate.reasons import all_reasons
 from ms_migrate.versions import Version
 
 CELL = """

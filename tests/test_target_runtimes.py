@@ -183,8 +183,8 @@ def test_round_trip_through_2_0_runs_on_1_7(case: FixtureCase, mode: str, tmp_pa
     """A legacy train step upgraded for 2.0 and downgraded for 1.7 runs on a real 1.7 to the
     legacy original's numbers there; a site the downgrade cannot bring back is left alone with a
     reason code, and the case skips saying which."""
+    from ms_migrate.codes import all_reasons
     from ms_migrate.engine import downgrade_text, migrate_text
-    from ms_migrate.reasons import all_reasons
 
     runtime = runtime_for(Version(1, 7))
     legacy = case.source.read_text(encoding="utf-8")
