@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ms_migrate.project_root import project_folders
 from ms_migrate.versions import Version, load_toml, parse_target
 
 KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify", "runtimes")
@@ -160,10 +161,7 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
 def load_config(start: Path) -> Config:
     """The nearest ``[tool.ms-migrate]`` table at or above ``start`` (stopping at the repository
     root); an empty Config when there is none."""
-    directory = start.resolve()
-    if directory.is_file() or not directory.exists():
-        directory = directory.parent
-    for folder in (directory, *directory.parents):
+    for folder in project_folders(start):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
@@ -175,6 +173,4 @@ def load_config(start: Path) -> Config:
                 if not isinstance(table, dict):
                     raise ConfigError(f"{candidate}: [tool.ms-migrate] must be a table")
                 return parse_config(table, folder, f"{candidate} [tool.ms-migrate]")
-        if (folder / ".git").exists():
-            break
     return Config()

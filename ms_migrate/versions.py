@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ms_migrate.data import rules_path
+from ms_migrate.project_root import project_folders
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -260,10 +261,7 @@ def detect_target(start: Path) -> Optional[DetectedTarget]:
     and its device builds, whatever their environment markers. The nearest folder with a pin
     decides; the search stops at the repository root.
     """
-    directory = start.resolve()
-    if directory.is_file():
-        directory = directory.parent
-    for folder in (directory, *directory.parents):
+    for folder in project_folders(start):
         pins = _pins(folder)
         if pins:
             best: Optional[DetectedTarget] = None
@@ -275,8 +273,6 @@ def detect_target(start: Path) -> Optional[DetectedTarget]:
                 elif best is None or best.version is None or version < best.version:
                     best = DetectedTarget(version, origin)
             return best
-        if (folder / ".git").exists():
-            break
     return None
 
 

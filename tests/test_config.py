@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate.cli import main
+from ms_migrate.config import load_config
 from tests.fixture_cases import FIXTURES
 
 OLD_RUNTIME = "import mindspore as ms\nfn = ms.value_and_grad(net, None, w)\ng = ms.grad(net, position=0)\n"
@@ -88,3 +89,25 @@ def test_an_unquoted_target_version_is_an_error_not_a_silent_2_1(tmp_path: Path)
 
     with pytest.raises(ConfigError, match=re.escape('must be a quoted string such as "2.10", not 2.1')):
         parse_config({"target-version": 2.10}, tmp_path, "pyproject.toml [tool.ms-migrate]")
+
+
+def test_every_search_for_project_files_stops_at_the_repository_root(tmp_path: Path) -> None:
+    """A pyproject.toml above the repository configures nothing in it: not the rules, not the
+    pins, not the verify factory that `upgrade --verify` would import and run."""
+    from ms_migrate.verify.config import find_config
+    from ms_migrate.versions import detect_target
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["mindspore==1.9.0"]\n\n'
+        '[tool.ms-migrate]\nselect = ["MS2"]\n\n[tool.ms-migrate.verify]\nfactory = "evil:build"\n'
+    )
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "src").mkdir()
+    inside = repository / "src" / "step.py"
+    inside.write_text("x = 1\n")
+    assert load_config(inside).select == () and detect_target(inside) is None and find_config(inside) is None
+    # Without the repository's marker the walk goes on up, and finds all three.
+    (repository / ".git").rmdir()
+    assert load_config(inside).select == ("MS2",) and find_config(inside).factory == "evil:build"  # type: ignore[union-attr]
+    assert str(detect_target(inside).version) == "1.9"  # type: ignore[union-attr]

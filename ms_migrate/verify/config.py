@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ms_migrate.project_root import project_folders
 from ms_migrate.verify.model import DEVICES, MODES, VerifyOptions
 
 TABLE = ("tool", "ms-migrate", "verify")
@@ -137,11 +138,9 @@ def check_table(table: dict[str, Any], where: str) -> None:
 
 
 def find_config(start: Path) -> Optional[ProjectConfig]:
-    """The nearest pyproject.toml at or above ``start`` that has a verify table."""
-    directory = start.resolve()
-    if directory.is_file():
-        directory = directory.parent
-    for folder in (directory, *directory.parents):
+    """The nearest pyproject.toml at or above ``start``, up to the repository root, that has a
+    verify table: one above the repository must not name a factory that `--verify` imports."""
+    for folder in project_folders(start):
         candidate = folder / "pyproject.toml"
         if not candidate.is_file():
             continue
