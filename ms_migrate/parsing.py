@@ -69,13 +69,14 @@ def parse_ast(text: str) -> ast.Module:
     return tree
 
 
-def precheck(text: str) -> ast.Module:
+def precheck(text: str, compiled: bool = True) -> ast.Module:
     """Raise ParseFailure for text Python itself would reject.
 
-    The cheap `ast` pass runs before any rule sees the text. It also compiles the tree: code that
-    parses but compiles in no Python (`break` outside a loop, a repeated argument name) is a
-    syntax error for the user to fix, not a failed rewrite. How deep the tree is matters only to
-    libcst, so ``parse`` measures it, for the few files that get that far.
+    The cheap `ast` pass runs before any rule sees the text. With ``compiled`` it also compiles
+    the tree (``check_compiles``): code that parses but compiles in no Python (`break` outside a
+    loop, a repeated argument name) is a syntax error for the user to fix, not a failed rewrite.
+    How deep the tree is matters only to libcst, so ``parse`` measures it, for the few files
+    that get that far.
     """
     global prechecks
     prechecks += 1
@@ -85,6 +86,13 @@ def precheck(text: str) -> ast.Module:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except (RecursionError, MemoryError) as error:
         raise ParseFailure("too deeply nested to process", 0) from error
+    if compiled:
+        check_compiles(tree)
+    return tree
+
+
+def check_compiles(tree: ast.Module) -> None:
+    """Raise ParseFailure for a tree that parses but that no Python compiles."""
     try:
         with warnings.catch_warnings():  # `x is not ""`: the user's own lint, not ours to print
             warnings.simplefilter("ignore")
@@ -93,7 +101,6 @@ def precheck(text: str) -> ast.Module:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except RecursionError as error:
         raise ParseFailure("too deeply nested to process", 0) from error
-    return tree
 
 
 def parse(text: str, tree: Optional[ast.Module] = None) -> cst.Module:

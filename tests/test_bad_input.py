@@ -100,3 +100,14 @@ def test_thousands_of_concatenated_literals_are_processed(tmp_path: Path, litera
     creation = legacy.splitlines().index("        self.grad = C.GradOperation(get_by_list=True)")
     site = run.count("\n") + creation + 1
     assert f"{tmp_path / 'table.py'}:{site}:1: MS101" in output
+
+
+def test_only_a_file_with_findings_is_compiled(tmp_path: Path) -> None:
+    """The speed floor's decision: a file no rule has a finding in is parsed, not compiled, so
+    `break` outside a loop there is Python's to report; what ast.parse rejects is reported in
+    every file that a rule reads."""
+    quiet = "from mindspore.ops import GradOperation\n\n\ndef f():\n    pass\nbreak\n"
+    code, output = _run(tmp_path, "quiet.py", quiet, "check")
+    assert "quiet.py" not in output and code == 1  # good.py's own findings
+    code, output = _run(tmp_path, "quiet.py", "from mindspore.ops import GradOperation\nprint 'x'\n", "check")
+    assert code == 2 and f"{tmp_path / 'quiet.py'}:2: syntax error" in output
