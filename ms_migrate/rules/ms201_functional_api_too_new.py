@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterable
 from typing import Optional
 
+from ms_migrate.analysis.arguments import bind
 from ms_migrate.analysis.names import bindings_in, compiled_function, enclosing_scopes
 from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
@@ -203,8 +204,7 @@ def _jitted_by_name(
 
 def _weights(call: ast.Call) -> Optional[ast.expr]:
     """The weights a value_and_grad / grad call passes (third argument or `weights=`), if any."""
-    given = call.args[2] if len(call.args) > 2 and not isinstance(call.args[2], ast.Starred) else None
-    given = next((item.value for item in call.keywords if item.arg == "weights"), given)
+    given = bind(call, ("fn", "grad_position", "weights")).given.get("weights")
     if given is None or (isinstance(given, ast.Constant) and given.value is None):
         return None
     return given

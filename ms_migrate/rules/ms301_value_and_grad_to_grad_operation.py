@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from ms_migrate.analysis.arguments import bind
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     NameResolver,
@@ -230,22 +231,17 @@ def _scope_of(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[Scope]
 
 def _arguments(call: ast.Call) -> Optional[tuple[ast.expr, ast.expr, ast.expr, bool, bool]]:
     """(fn, grad_position, weights, has_aux, sens_param) as written, or None when they are not plain."""
-    if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 3:
-        return None
     names = ("fn", "grad_position", "weights")
-    given: dict[str, ast.expr] = dict(zip(names, call.args))
-    flags = {"has_aux": False, "sens_param": False}
-    for keyword in call.keywords:
-        if keyword.arg in names and keyword.arg not in given:
-            given[keyword.arg] = keyword.value
-        elif keyword.arg in flags and isinstance(keyword.value, ast.Constant):
-            if type(keyword.value.value) is not bool:
-                return None
-            flags[keyword.arg] = keyword.value.value
-        else:
-            return None
-    if set(given) != set(names):
+    bound = bind(call, names, ("has_aux", "sens_param"))
+    if bound.problem or not all(name in bound.given for name in names):
         return None
+    flags = {"has_aux": False, "sens_param": False}
+    for flag in flags:
+        value = bound.given.get(flag, ast.Constant(False))
+        if not (isinstance(value, ast.Constant) and type(value.value) is bool):
+            return None
+        flags[flag] = value.value
+    given = bound.given
     return given["fn"], given["grad_position"], given["weights"], flags["has_aux"], flags["sens_param"]
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from ms_migrate.analysis.arguments import STARRED, bind
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     all_names,
@@ -332,18 +333,13 @@ def _hoisted(
 
 def _arguments(call: ast.Call) -> Union[_Arguments, str]:
     """What the call passes, or why it is not plain (MSR021's detail)."""
-    if any(isinstance(arg, ast.Starred) for arg in call.args) or len(call.args) > 4:
-        return "starred or extra arguments"
-    names = ("fn", "grad_position", "weights", "has_aux")
-    given: dict[str, ast.expr] = dict(zip(names, call.args))
-    sens: ast.expr = ast.Constant(False)
-    for keyword in call.keywords:
-        if keyword.arg == "sens_param":
-            sens = keyword.value
-            continue
-        if keyword.arg not in names or keyword.arg in given:
-            return f"the keyword {keyword.arg or '**'}= (return_ids: by hand)"
-        given[keyword.arg] = keyword.value
+    bound = bind(call, ("fn", "grad_position", "weights", "has_aux"), ("sens_param",))
+    if bound.problem == STARRED:
+        return bound.problem
+    if bound.problem:
+        return f"{bound.problem} (return_ids: by hand)"
+    given = bound.given
+    sens = given.get("sens_param", ast.Constant(False))
     fn = given.get("fn")
     if fn is None:
         return "no function"
