@@ -24,7 +24,7 @@ def _bound(source: str) -> tuple[dict[str, str], object]:
         ("grad(f, 0, w, True)", {"fn": "f", "grad_position": "0", "weights": "w", "has_aux": "True"}, None),
         ("grad(f, weights=w, sens_param=True)", {"fn": "f", "weights": "w", "sens_param": "True"}, None),
         ("grad(*a, weights=w)", {"weights": "w"}, STARRED),
-        ("grad(f, 0, w, True, 5)", {"fn": "f", "grad_position": "0", "weights": "w", "has_aux": "True"}, STARRED),
+        ("grad(f, 0, w, True, 5)", dict(zip(GRAD, ("f", "0", "w", "True"))), STARRED),
         ("grad(f, return_ids=True)", {"fn": "f", "return_ids": "True"}, "the keyword return_ids="),
         ("grad(f, fn=g)", {"fn": "f"}, "the keyword fn="),
         ("grad(f, **options)", {"fn": "f"}, "the keyword **="),
