@@ -6,6 +6,7 @@ Each test here failed on `main` before the engine took these jobs from the rules
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
@@ -191,3 +192,32 @@ def test_the_site_left_of_two_keeps_the_shared_edit_for_the_other() -> None:
     result = downgrade_text(STEP.format(comment="  # ms-migrate: ignore[MS304]"), Version(1, 7))
     assert result.converted == 1 and result.text.count("ms.value_and_grad(") == 1
     assert result.text.count("self.grad = ms.ops.GradOperation(get_by_list=True)") == 1
+
+
+def test_a_fix_that_overlaps_another_is_applied_by_a_later_pass() -> None:
+    """MS101 rewrites the grad line, MS210 renames an op inside it: the first pass applies
+    MS101's, the second MS210's. One pass and a fixed-point check threw both away (MSR099)."""
+    source = textwrap.dedent(
+        """\
+        import mindspore.nn as nn
+        from mindspore import ops
+        from mindspore.ops import composite as C
+
+
+        class Step(nn.Cell):
+            def __init__(self, network, optimizer):
+                super().__init__()
+                self.network = network
+                self.optimizer = optimizer
+                self.grad = C.GradOperation(get_by_list=True)
+
+            def construct(self, x, y):
+                grads = self.grad(self.network, self.optimizer.parameters)(x, ops.Pack()((y, y)))
+                return self.optimizer(grads)
+        """
+    )
+    result = migrate_text(source, Version(2, 8))
+    assert [item.code for item in result.fixed] == ["MS101", "MS210"]
+    assert "MSR099" not in [item.code for item in result.diagnostics]
+    assert "ops.Stack()((y, y))" in result.text and "GradOperation" not in result.text
+    assert migrate_text(result.text, Version(2, 8)).text == result.text
