@@ -32,6 +32,7 @@ from ms_migrate.rules.ms101.analysis import (
     same_code,
     set_grad_on,
 )
+from ms_migrate.rules.ms101.bases import Flags
 from ms_migrate.rules.ms101.reasons import left_alone
 from ms_migrate.versions import Version, spelling_for
 
@@ -372,6 +373,25 @@ def plan_site(
     return plans
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why one step of planning an application leaves the site alone: a reason code and detail."""
+
+    code: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What the grad function is called with, split into the network's inputs and the sens."""
+
+    args: list[Argument]
+    inputs: list[Argument]
+    sens: Optional[ast.expr]
+    sens_in_star: bool  # the sens is the last element of a trailing `*args`
+    tuple_sens: bool  # one seed per output
+
+
 def _plan_application(
     analysis: ModuleAnalysis,
     site: GradOpSite,
@@ -379,150 +399,54 @@ def _plan_application(
     target: Version,
     network_varargs: Optional[NetworkVarargs],
 ) -> Union[Plan, Diagnostic]:
-    line = site.line
+    """The pipeline, each step a question whose answer is a value or a Refusal: where the op is
+    applied, what it differentiates, what the grad function is called with, which positions it
+    returns, whether the loss scale moves into the forward, which forward merges, and whether a
+    `*inputs` network needs a def around it."""
+    outcome = _planned(analysis, site, application, target, network_varargs)
+    if isinstance(outcome, Refusal):
+        return left_alone(site.line, outcome.code, outcome.detail)
+    return outcome
+
+
+def _planned(
+    analysis: ModuleAnalysis,
+    site: GradOpSite,
+    application: Application,
+    target: Version,
+    network_varargs: Optional[NetworkVarargs],
+) -> Union[Plan, Refusal]:
     spelling = spelling_for(target)
-    assert site.flags is not None and spelling.module is not None
-    if application.function is None:
-        return left_alone(line, "MSR005", "applied at module level")
-    in_construct = application.function.name == "construct"
-    if site.placement == "attribute" and analysis.enclosing_class(application.function) is not site.class_def:
-        return left_alone(line, "MSR005", f"applied in {application.function.name}() of another class")
-    statement = application.statement
-    if statement is None or not isinstance(
-        statement.node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
-    ):
-        return left_alone(line, "MSR009", "the grad call is not part of a plain statement")
-    if application.binder is not None and application.binder.block is not statement.block:
-        return left_alone(line, "MSR009", "the op is bound and called in different blocks")
-
     flags = site.flags
-    inner_args = arguments(application.inner)
-    if any(arg.keyword or arg.star for arg in inner_args):
-        return left_alone(line, "MSR009", "the op is called with keyword or starred arguments")
-    if len(inner_args) != (2 if flags.get_by_list else 1):
-        expected = "(net, weights)" if flags.get_by_list else "(net)"
-        return left_alone(line, "MSR009", f"expected op{expected}")
-    net = inner_args[0].value
-    if isinstance(net, ast.Lambda):
-        return left_alone(line, "MSR009", "a lambda network (GRAPH mode cannot parse it in grad)")
-    weights = inner_args[1].value if flags.get_by_list else None
-
-    args = arguments(application.outer)
-    if any(arg.keyword for arg in args):
-        return left_alone(line, "MSR009", "keyword arguments to the grad function")
-
-    # sens: the last positional argument, or inside a trailing *args (2.8+ only)
-    sens: Optional[ast.expr] = None
-    sens_in_star = False
-    if flags.sens_param:
-        if args and args[-1].star:
-            if spelling.sens != "sens_param":
-                return left_alone(line, "MSR007", "sens is hidden in *args")
-            if flags.get_all:
-                return left_alone(line, "MSR013", "get_all with sens inside *args")
-            sens_in_star = True
-        elif not args:
-            return left_alone(line, "MSR007", "no sens argument")
-        else:
-            sens = args[-1].value
-    inputs = args[:-1] if flags.sens_param else args
-    tuple_sens = sens is not None and (
-        isinstance(sens, (ast.Tuple, ast.List))
-        or (isinstance(sens, ast.Name) and _is_tuple_valued(application.function, sens.id))
-    )
-
-    wrap_single = False
-    position: GradPosition
-    if flags.get_all:
-        if any(arg.star for arg in inputs):
-            return left_alone(line, "MSR013")
-        if len(inputs) == 1:
-            if flags.get_by_list:
-                return left_alone(line, "MSR010", "get_all and get_by_list on a one-input network")
-            position, wrap_single = 0, True
-        else:
-            position = tuple(range(len(inputs)))
-    elif flags.get_by_list:
-        position = None
-    else:
-        position = DEFAULT_POSITION
-
+    assert flags is not None and spelling.module is not None
+    problem = _placement_problem(analysis, site, application)
+    if problem is not None:
+        return problem
+    operands = _operands(application, flags.get_by_list)
+    if isinstance(operands, Refusal):
+        return operands
+    net, weights = operands
+    call = _call_arguments(application, flags, spelling.sens)
+    if isinstance(call, Refusal):
+        return call
+    positions = _positions(flags, call.inputs)
+    if isinstance(positions, Refusal):
+        return positions
+    position, wrap_single = positions
     set_grad = set_grad_on(analysis, net, application.function)
     varargs = network_varargs(site, application, net) if network_varargs is not None else None
-    # Below 2.8 there is no sens_param: the loss scale is applied inside a def (the scaled form).
-    # A network GRAPH mode cannot differentiate directly also needs a def; when its sens is the
-    # fill of its own output, the scaled form is that def at any target.
-    scaled = flags.sens_param and spelling.sens != "sens_param"
-    if (
-        flags.sens_param
-        and varargs is True
-        and isinstance(sens, ast.Name)
-        and not tuple_sens
-        and _sens_problem(application, sens, net, inputs) is None
-    ):
-        scaled = True
-    if scaled:
-        assert sens is not None
-        if tuple_sens:
-            return left_alone(line, "MSR008", f"a tuple sens (one seed per output) (target {target})")
-        problem = _sens_problem(application, sens, net, inputs)  # type: ignore[arg-type]
-        if problem == "MSR007":
-            return left_alone(line, "MSR007", f"target {target} has no sens_param")
-        if problem:
-            return left_alone(line, "MSR008", f"{problem} (target {target})")
-        starred = [arg for arg in inputs if arg.star]
-        if starred and (len(inputs) != 1 or inputs[0].star != "*" or not flags.get_by_list or flags.get_all):
-            return left_alone(line, "MSR013", "starred inputs with forward scaling")
-
-    assign = isinstance(statement.node, ast.Assign) and statement.node.value is application.outer
-    forward: Optional[ForwardMatch] = None
-    if assign and not wrap_single and not sens_in_star:
-        carry = sens.id if scaled and isinstance(sens, ast.Name) else None
-        forward = find_forward(analysis, application, net, inputs, inputs if scaled else args, carry)
-    notes: list[str] = []
-    other = other_set_grad(analysis, net, application.function)
-    if other is not None:
-        return left_alone(line, "MSR016", f"set_grad() is called on {code_of(other)}, not on {code_of(net)}")
-    base = implicit_set_grad(analysis, application.function)
-    if base is not None and code_of(net) != "self.network":
-        # The base's __init__ calls self.network.set_grad(): perhaps on a part of this network.
-        detail = f"{base}.__init__ calls self.network.set_grad(), not {code_of(net)}.set_grad()"
-        return left_alone(line, "MSR016", detail)
-    separate_forward = _calls_network_in([application.function], net, skip=application.outer)
-    if set_grad and forward is None and not scaled and separate_forward and not _forward_feeds_grad(
-        analysis, application, net, inputs
-    ):
-        detail = f"{code_of(net)} runs a forward here that cannot merge with the grad"
-        return left_alone(line, "MSR016", detail)
-    if scaled:
-        if not set_grad:
-            return left_alone(line, "MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
-        if forward is None or not forward.carried or not isinstance(forward.target, ast.Name):
-            why = f" ({code_of(net)} takes *inputs)" if spelling.sens == "sens_param" else ""
-            return left_alone(
-                line, "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
-            )
-    elif forward is not None and not set_grad:
-        forward = None
-        notes.append("MSN001")
-
-    wrapper = False
-    if varargs is True and not scaled:
-        if separate_forward and forward is None:
-            why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
-            return left_alone(line, "MSR015", f"{code_of(net)} also runs a separate forward here, {why}")
-        packed = len(inputs) == 1 and inputs[0].star == "*"
-        if any(arg.star for arg in inputs) and not packed:
-            return left_alone(line, "MSR015", "mixed starred and plain inputs")
-        if packed and position is not None:
-            return left_alone(line, "MSR015", "input gradients through packed *inputs")
-        wrapper = True
-    elif varargs is None and not scaled and (
-        any(arg.star for arg in args) or _takes_varargs(application.function)
-    ):
-        notes.append("MSN003")
-
-    call_args = [*inputs] if scaled else args
+    scaled = _scaled(application, flags, spelling.sens, call, net, varargs, target)
+    if isinstance(scaled, Refusal):
+        return scaled
+    merged = _merged_forward(analysis, application, net, call, scaled, wrap_single, set_grad, target)
+    if isinstance(merged, Refusal):
+        return merged
+    forward, notes, separate_forward = merged
+    wrapped = _wrapped(application, net, call, varargs, scaled, set_grad, separate_forward, forward, position)
+    if isinstance(wrapped, Refusal):
+        return wrapped
+    wrapper, note = wrapped
+    notes += [note] if note else []
     plan = Plan(
         site=site,
         application=application,
@@ -530,9 +454,9 @@ def _plan_application(
         net=net,
         grad_position=position,
         weights=weights,
-        args=call_args,
+        args=[*call.inputs] if scaled else call.args,
         sens_param=flags.sens_param and not scaled,
-        scaled_by=sens if scaled else None,  # type: ignore[arg-type]
+        scaled_by=call.sens if scaled else None,  # type: ignore[arg-type]
         aux="has_aux" if spelling.module == "mindspore" else "stop_gradient",
         forward=forward,
         wrapper=wrapper,
@@ -541,15 +465,218 @@ def _plan_application(
     )
     if forward is not None and isinstance(forward.target, (ast.Tuple, ast.List)):
         plan.notes.append("MSN002")
+    in_construct = application.function is not None and application.function.name == "construct"
     if site.placement == "attribute" and not in_construct and (forward is not None or scaled or wrapper):
         # A helper method's call path and mode are not visible here; only the direct form, which
         # is exact in both modes, is written there.
-        return left_alone(line, "MSR005", f"applied in {application.function.name}()")
+        return Refusal("MSR005", f"applied in {application.function.name}()")  # type: ignore[union-attr]
     if application.binder is not None:
         plan.removals.append(application.binder)
     if forward is not None:
         plan.removals.extend([forward.statement, *forward.carried])
     return plan
+
+
+def _placement_problem(
+    analysis: ModuleAnalysis, site: GradOpSite, application: Application
+) -> Optional[Refusal]:
+    """Whether the application sits where a rewrite can reach it: in a function of the class
+    that holds the op, as a plain statement, in the block that binds the op."""
+    if application.function is None:
+        return Refusal("MSR005", "applied at module level")
+    if site.placement == "attribute" and analysis.enclosing_class(application.function) is not site.class_def:
+        return Refusal("MSR005", f"applied in {application.function.name}() of another class")
+    statement = application.statement
+    if statement is None or not isinstance(
+        statement.node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
+    ):
+        return Refusal("MSR009", "the grad call is not part of a plain statement")
+    if application.binder is not None and application.binder.block is not statement.block:
+        return Refusal("MSR009", "the op is bound and called in different blocks")
+    return None
+
+
+def _operands(application: Application, by_list: bool) -> Union[tuple[ast.expr, Optional[ast.expr]], Refusal]:
+    """The network and the weights the op is applied to: `op(net, weights)` or `op(net)`."""
+    inner_args = arguments(application.inner)
+    if any(arg.keyword or arg.star for arg in inner_args):
+        return Refusal("MSR009", "the op is called with keyword or starred arguments")
+    if len(inner_args) != (2 if by_list else 1):
+        return Refusal("MSR009", f"expected op{'(net, weights)' if by_list else '(net)'}")
+    net = inner_args[0].value
+    if isinstance(net, ast.Lambda):
+        return Refusal("MSR009", "a lambda network (GRAPH mode cannot parse it in grad)")
+    return net, inner_args[1].value if by_list else None
+
+
+def _call_arguments(
+    application: Application, flags: Flags, sens_spelling: Optional[str]
+) -> Union[_Call, Refusal]:
+    """The grad function's arguments; with sens_param the last positional one, or the end of a
+    trailing `*args` (2.8+ only), is the sens."""
+    args = arguments(application.outer)
+    if any(arg.keyword for arg in args):
+        return Refusal("MSR009", "keyword arguments to the grad function")
+    sens: Optional[ast.expr] = None
+    sens_in_star = False
+    if flags.sens_param:
+        if args and args[-1].star:
+            if sens_spelling != "sens_param":
+                return Refusal("MSR007", "sens is hidden in *args")
+            if flags.get_all:
+                return Refusal("MSR013", "get_all with sens inside *args")
+            sens_in_star = True
+        elif not args:
+            return Refusal("MSR007", "no sens argument")
+        else:
+            sens = args[-1].value
+    tuple_sens = sens is not None and (
+        isinstance(sens, (ast.Tuple, ast.List))
+        or (isinstance(sens, ast.Name) and _is_tuple_valued(application.function, sens.id))
+    )
+    return _Call(args, args[:-1] if flags.sens_param else args, sens, sens_in_star, tuple_sens)
+
+
+def _positions(flags: Flags, inputs: list[Argument]) -> Union[tuple[GradPosition, bool], Refusal]:
+    """grad_position for the flags, and whether get_all's 1-tuple must be rebuilt around one
+    input's gradient."""
+    if flags.get_all:
+        if any(arg.star for arg in inputs):
+            return Refusal("MSR013")
+        if len(inputs) == 1:
+            if flags.get_by_list:
+                return Refusal("MSR010", "get_all and get_by_list on a one-input network")
+            return 0, True
+        return tuple(range(len(inputs))), False
+    return (None if flags.get_by_list else DEFAULT_POSITION), False
+
+
+def _scaled(
+    application: Application,
+    flags: Flags,
+    sens_spelling: Optional[str],
+    call: _Call,
+    net: ast.expr,
+    varargs: Optional[bool],
+    target: Version,
+) -> Union[bool, Refusal]:
+    """Whether the loss scale moves into a def that scales the forward's output. Below 2.8 there
+    is no sens_param, so every sens does; a network GRAPH mode cannot differentiate directly
+    (`*inputs`) also needs a def, and takes it when its sens is the fill of its own output."""
+    sens = call.sens
+    scaled = flags.sens_param and sens_spelling != "sens_param"
+    if (
+        flags.sens_param
+        and varargs is True
+        and isinstance(sens, ast.Name)
+        and not call.tuple_sens
+        and _sens_problem(application, sens, net, call.inputs) is None
+    ):
+        scaled = True
+    if not scaled:
+        return False
+    assert sens is not None
+    if call.tuple_sens:
+        return Refusal("MSR008", f"a tuple sens (one seed per output) (target {target})")
+    problem = _sens_problem(application, sens, net, call.inputs)  # type: ignore[arg-type]
+    if problem == "MSR007":
+        return Refusal("MSR007", f"target {target} has no sens_param")
+    if problem:
+        return Refusal("MSR008", f"{problem} (target {target})")
+    inputs = call.inputs
+    starred = [arg for arg in inputs if arg.star]
+    if starred and (len(inputs) != 1 or inputs[0].star != "*" or not flags.get_by_list or flags.get_all):
+        return Refusal("MSR013", "starred inputs with forward scaling")
+    return True
+
+
+def _merged_forward(
+    analysis: ModuleAnalysis,
+    application: Application,
+    net: ast.expr,
+    call: _Call,
+    scaled: bool,
+    wrap_single: bool,
+    set_grad: bool,
+    target: Version,
+) -> Union[tuple[Optional[ForwardMatch], list[str], bool], Refusal]:
+    """The forward call that merges into value_and_grad (None: none does), the notes that says,
+    and whether the function runs the network elsewhere too. A merge changes how often the
+    forward runs, so it needs set_grad() on exactly the differentiated network."""
+    statement = application.statement
+    assert statement is not None
+    forward: Optional[ForwardMatch] = None
+    assign = isinstance(statement.node, ast.Assign) and statement.node.value is application.outer
+    if assign and not wrap_single and not call.sens_in_star:
+        sens = call.sens
+        carry = sens.id if scaled and isinstance(sens, ast.Name) else None
+        forward = find_forward(
+            analysis, application, net, call.inputs, call.inputs if scaled else call.args, carry
+        )
+    notes: list[str] = []
+    other = other_set_grad(analysis, net, application.function)
+    if other is not None:
+        return Refusal("MSR016", f"set_grad() is called on {code_of(other)}, not on {code_of(net)}")
+    base = implicit_set_grad(analysis, application.function)
+    if base is not None and code_of(net) != "self.network":
+        # The base's __init__ calls self.network.set_grad(): perhaps on a part of this network.
+        return Refusal(
+            "MSR016", f"{base}.__init__ calls self.network.set_grad(), not {code_of(net)}.set_grad()"
+        )
+    separate_forward = _calls_network_in([application.function], net, skip=application.outer)
+    if (
+        set_grad
+        and forward is None
+        and not scaled
+        and separate_forward
+        and not _forward_feeds_grad(analysis, application, net, call.inputs)
+    ):
+        return Refusal("MSR016", f"{code_of(net)} runs a forward here that cannot merge with the grad")
+    if scaled:
+        if not set_grad:
+            return Refusal("MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
+        if forward is None or not forward.carried or not isinstance(forward.target, ast.Name):
+            why = f" ({code_of(net)} takes *inputs)" if spelling_for(target).sens == "sens_param" else ""
+            return Refusal(
+                "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
+            )
+    elif forward is not None and not set_grad:
+        forward = None
+        notes.append("MSN001")
+    return forward, notes, separate_forward
+
+
+def _wrapped(
+    application: Application,
+    net: ast.expr,
+    call: _Call,
+    varargs: Optional[bool],
+    scaled: bool,
+    set_grad: bool,
+    separate_forward: bool,
+    forward: Optional[ForwardMatch],
+    position: GradPosition,
+) -> Union[tuple[bool, Optional[str]], Refusal]:
+    """Whether a `construct(*inputs)` network is differentiated through a def around it, and the
+    note for a network whose signature is not known (MSN003)."""
+    inputs = call.inputs
+    if varargs is True and not scaled:
+        if separate_forward and forward is None:
+            why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
+            return Refusal("MSR015", f"{code_of(net)} also runs a separate forward here, {why}")
+        packed = len(inputs) == 1 and inputs[0].star == "*"
+        if any(arg.star for arg in inputs) and not packed:
+            return Refusal("MSR015", "mixed starred and plain inputs")
+        if packed and position is not None:
+            return Refusal("MSR015", "input gradients through packed *inputs")
+        return True, None
+    if (
+        varargs is None
+        and not scaled
+        and (any(arg.star for arg in call.args) or _takes_varargs(application.function))
+    ):
+        return False, "MSN003"
+    return False, None
 
 
 def _takes_varargs(function: Optional[Function]) -> bool:
