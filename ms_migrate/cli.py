@@ -575,3 +575,5 @@ def explain(code: str) -> None:
     for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
         for example in examples:
             click.echo(f"{label} (target {example.target}):\n{example.code}")
+            if example.fixed is not None:
+                click.echo(f"Fixed to:\n{example.fixed}")

@@ -48,6 +48,8 @@ def render_rules() -> str:
             for example in examples:
                 code = example.code.rstrip()
                 lines += [f"{label} (target {example.target}):", "", "```python", code, "```", ""]
+                if example.fixed is not None:
+                    lines += ["Fixed to:", "", "```python", example.fixed.rstrip(), "```", ""]
     return "\n".join(lines)
 
 

@@ -49,6 +49,17 @@ def test_examples_flag_what_they_say(rule) -> None:  # type: ignore[no-untyped-d
             assert not [d for d in rule.check(context) if d.code == rule.code], example
 
 
+@pytest.mark.parametrize("rule", RULES, ids=[rule.code for rule in RULES])
+def test_examples_are_fixed_to_what_they_say(rule) -> None:  # type: ignore[no-untyped-def]
+    """An invalid example states what the fix writes, run alone on its target; one without
+    ``fixed`` is only reported, and its text stays."""
+    for example in rule.examples.invalid:
+        result = run_rules(example.code, Version.parse(example.target), [rule])
+        assert result.text == (example.fixed if example.fixed is not None else example.code), example
+        if example.fixed is not None:
+            assert run_rules(result.text, Version.parse(example.target), [rule]).text == result.text
+
+
 def test_ms201_fix_gives_code_the_target_runs() -> None:
     source = "import mindspore as ms\n\nfn = ms.value_and_grad(net, None, weights)\ng = ms.grad(net)\n"
     diagnostics = lint_text(source, Version(1, 9))

@@ -62,6 +62,9 @@ class VersionRange:
 class Example:
     code: str
     target: str = "2.10"
+    # What the rule's fix writes for an invalid example, run alone on ``target`` (as Fixit's
+    # ``expected_replacement``); None where it only reports. Tests hold the rule to it.
+    fixed: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,52 @@ def forward_fn(x, y):
 """
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = """\
+import mindspore as ms
+
+
+def forward_fn(x, y):
+    logits = net(x)
+    return loss_fn(logits, y), logits
+
+grad_fn = ms.value_and_grad(forward_fn, None, weights, has_aux=True)
+(loss, logits), grads = grad_fn(x, y)
+"""
+
+FIXED_2 = """\
+import mindspore as ms
+
+
+def forward_fn(x, y):
+    logits = net(x)
+    return loss_fn(logits, y), logits
+
+grad_fn = ms.grad(forward_fn, (0, 1), has_aux=True)
+dx, dy = grad_fn(x, y)[0]
+"""
+
+FIXED_3 = """\
+import mindspore
+from mindspore import nn
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, net, optimizer):
+        super().__init__()
+        self.net = net
+        self.optimizer = optimizer
+        self.grad_fn = mindspore.grad(self.forward, None, optimizer.parameters, has_aux=True)
+
+    def forward(self, x, y):
+        out = self.net(x)
+        return self.loss(out, y), out
+
+    def construct(self, x, y):
+        return self.optimizer(self.grad_fn(x, y)[0])
+"""
+
+
 class StopGradientToHasAux(Rule):
     """`return loss, ops.stop_gradient(logits)` under grad or value_and_grad: say has_aux=True instead.
 
@@ -135,9 +181,12 @@ class StopGradientToHasAux(Rule):
         invalid=(
             Example(
                 FORWARD + "grad_fn = ms.value_and_grad(forward_fn, None, weights)\n"
-                "(loss, logits), grads = grad_fn(x, y)\n"
+                "(loss, logits), grads = grad_fn(x, y)\n",
+                fixed=FIXED_1,
             ),
-            Example(FORWARD + "grad_fn = ms.grad(forward_fn, (0, 1))\ndx, dy = grad_fn(x, y)\n"),
+            Example(
+                FORWARD + "grad_fn = ms.grad(forward_fn, (0, 1))\ndx, dy = grad_fn(x, y)\n", fixed=FIXED_2
+            ),
             Example(
                 "import mindspore\nfrom mindspore import nn\n"
                 "from mindspore.ops import stop_gradient as sg\n\n\n"
@@ -151,7 +200,8 @@ class StopGradientToHasAux(Rule):
                 "        out = self.net(x)\n"
                 "        return self.loss(out, y), sg(out)\n\n"
                 "    def construct(self, x, y):\n"
-                "        return self.optimizer(self.grad_fn(x, y))\n"
+                "        return self.optimizer(self.grad_fn(x, y))\n",
+                fixed=FIXED_3,
             ),
         ),
     )

@@ -41,6 +41,22 @@ REASONS = registry(
 )
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = """\
+import mindspore as ms
+fn = ms.ops.value_and_grad(net, None, ms.ParameterTuple(weights))
+"""
+
+FIXED_2 = """\
+from mindspore.ops import grad
+"""
+
+FIXED_3 = """\
+from mindspore import Tensor
+from mindspore.ops import value_and_grad as vg
+"""
+
+
 class FunctionalApiTooNew(Rule):
     """The functional autodiff API moved to the top-level `mindspore` package in 2.0.
 
@@ -70,9 +86,11 @@ class FunctionalApiTooNew(Rule):
             Example("from mindspore import Tensor\nfrom mindspore.ops import grad\n", "1.8"),
         ),
         invalid=(
-            Example("import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "1.9"),
-            Example("from mindspore import grad\n", "1.8"),
-            Example("from mindspore import Tensor, value_and_grad as vg\n", "1.9"),
+            Example(
+                "import mindspore as ms\nfn = ms.value_and_grad(net, None, weights)\n", "1.9", fixed=FIXED_1
+            ),
+            Example("from mindspore import grad\n", "1.8", fixed=FIXED_2),
+            Example("from mindspore import Tensor, value_and_grad as vg\n", "1.9", fixed=FIXED_3),
             Example("import mindspore\ng = mindspore.grad(net)\n", "1.7"),
         ),
     )

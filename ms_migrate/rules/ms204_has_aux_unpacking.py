@@ -22,6 +22,33 @@ def forward_fn(x):
 """
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = """\
+import mindspore as ms
+
+
+def forward_fn(x):
+    z = x * 3
+    return (x * x).sum(), z
+
+grads, (z,) = ms.grad(forward_fn, has_aux=True)(x)
+print(z.shape)
+"""
+
+FIXED_2 = """\
+import mindspore as ms
+
+
+def forward_fn(x):
+    z = x * 3
+    return (x * x).sum(), z
+
+grad_fn = ms.grad(forward_fn, 0, has_aux=True)
+grads, (z,) = grad_fn(x)
+print(z.shape)
+"""
+
+
 class HasAuxUnpacking(Rule):
     """`grads, z = grad(f, has_aux=True)(x)` binds `z` to a 1-tuple `(z,)`, not to the tensor.
 
@@ -64,10 +91,13 @@ class HasAuxUnpacking(Rule):
             Example(FORWARD + "grads, aux = ms.grad(forward_fn, has_aux=True)(x)\nz = aux[0]\n"),
         ),
         invalid=(
-            Example(FORWARD + "grads, z = ms.grad(forward_fn, has_aux=True)(x)\nprint(z.shape)\n"),
+            Example(
+                FORWARD + "grads, z = ms.grad(forward_fn, has_aux=True)(x)\nprint(z.shape)\n", fixed=FIXED_1
+            ),
             Example(
                 FORWARD + "grad_fn = ms.grad(forward_fn, 0, has_aux=True)\n"
-                "grads, z = grad_fn(x)\nprint(z.shape)\n"
+                "grads, z = grad_fn(x)\nprint(z.shape)\n",
+                fixed=FIXED_2,
             ),
             Example(
                 "from mindspore import ops\n\n"

@@ -90,6 +90,92 @@ def train(network, optimizer, scale, data, label):
 """
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = '''\
+import mindspore as ms
+
+
+def train(model, loss_fn, optimizer, data, label):
+    def forward_fn(x, y):
+        logits = model(x)
+        return loss_fn(logits, y), logits
+
+    class _Forward(ms.nn.Cell):
+        """The function as a Cell: GradOperation reuses its recorded forward."""
+
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+            self.hyper_map = ms.ops.HyperMap()
+
+        def construct(self, x, y):
+            out = self.fn(x, y)
+            return (out[0],) + self.hyper_map(ms.ops.stop_gradient, out[1:])
+
+    class _ValueAndGrad(ms.nn.Cell):
+        """value_and_grad(fn, None, weights) before MindSpore 1.8."""
+
+        def __init__(self, forward, weights):
+            super().__init__()
+            self.forward = forward
+            self.forward.set_grad()
+            weights = ms.ParameterTuple(weights)
+            self.weights = weights
+            self.grad = ms.ops.GradOperation(get_by_list=True)
+
+        def construct(self, x, y):
+            outputs = self.forward(x, y)
+            grads = self.grad(self.forward, self.weights)(x, y)
+            return outputs, grads
+
+    grad_fn = _ValueAndGrad(_Forward(forward_fn), optimizer.parameters)
+    (loss, _), grads = grad_fn(data, label)
+    optimizer(grads)
+    return loss
+'''
+
+FIXED_2 = '''\
+import mindspore as ms
+
+
+def train(network, optimizer, scale, data, label):
+    def forward_fn(x, y):
+        return network(x, y)
+
+    class _Forward(ms.nn.Cell):
+        """The function as a Cell: GradOperation reuses its recorded forward."""
+
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def construct(self, x, y):
+            return self.fn(x, y)
+
+    class _ValueAndGrad(ms.nn.Cell):
+        """value_and_grad(fn, None, weights, sens_param=True) before MindSpore 1.8."""
+
+        def __init__(self, forward, weights):
+            super().__init__()
+            self.forward = forward
+            self.forward.set_grad()
+            weights = ms.ParameterTuple(weights)
+            self.weights = weights
+            self.grad = ms.ops.GradOperation(get_by_list=True, sens_param=True)
+
+        def construct(self, x, y, sens):
+            outputs = self.forward(x, y)
+            grads = self.grad(self.forward, self.weights)(x, y, sens)
+            return outputs, grads
+
+    grad_fn = _ValueAndGrad(_Forward(forward_fn), optimizer.parameters)
+    sens = ms.ops.fill(ms.float32, (), scale)
+    loss, grads = grad_fn(data, label, sens)
+    optimizer(tuple(grad / scale for grad in grads))
+    return loss
+'''
+
+
 class ValueAndGradToGradOperation(Rule):
     """`mindspore.value_and_grad` and `mindspore.ops.value_and_grad` do not exist before 1.8.
 
@@ -146,7 +232,7 @@ class ValueAndGradToGradOperation(Rule):
     notes = NOTES
     examples = Examples(
         valid=(Example("import mindspore as ms\ngrad = ms.ops.GradOperation(get_by_list=True)\n", "1.7"),),
-        invalid=(Example(BEFORE, "1.7"), Example(BEFORE_SENS, "1.7")),
+        invalid=(Example(BEFORE, "1.7", fixed=FIXED_1), Example(BEFORE_SENS, "1.7", fixed=FIXED_2)),
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:

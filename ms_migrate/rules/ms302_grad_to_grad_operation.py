@@ -78,6 +78,44 @@ _RANDOM = re.compile(r"dropout|random|rand|uniform|normal|bernoulli|multinomial|
 _BUILTINS = frozenset({"len", "range", "tuple", "list", "float", "int", "abs", "min", "max", "sum"})
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = """\
+import mindspore as ms
+
+
+def step(net, weights, x):
+    return ms.ops.GradOperation(get_by_list=True)(net, ms.ParameterTuple(weights))(x)
+"""
+
+FIXED_2 = '''\
+import mindspore as ms
+
+
+def f(x, y):
+    return x * y
+
+
+def _f_grad(x, y):
+    """ms.grad(f, 1) before MindSpore 1.8."""
+    grads = ms.ops.GradOperation(get_all=True)(f)(x, y)
+    return grads[1]
+
+
+dy = _f_grad(1.0, 2.0)
+'''
+
+FIXED_3 = """\
+import mindspore as ms
+
+
+def step(net, weights, x, scale):
+    sens = ms.ops.fill(ms.float32, (), scale)
+    return ms.ops.GradOperation(get_by_list=True, sens_param=True)(
+        net, ms.ParameterTuple(weights)
+    )(x, sens)
+"""
+
+
 class GradToGradOperation(Rule):
     """`mindspore.grad` does not exist before MindSpore 1.8, nor `mindspore.ops.grad` as 1.8 has it.
 
@@ -136,18 +174,18 @@ class GradToGradOperation(Rule):
             Example(
                 "import mindspore as ms\n\n\ndef step(net, weights, x):\n"
                 "    return ms.grad(net, None, weights)(x)\n",
-                "1.7",
+                "1.7", fixed=FIXED_1,
             ),
             Example(
                 "import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
                 "dy = ms.grad(f, 1)(1.0, 2.0)\n",
-                "1.7",
+                "1.7", fixed=FIXED_2,
             ),
             Example(
                 "import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
                 "    sens = ms.ops.fill(ms.float32, (), scale)\n"
                 "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n",
-                "1.7",
+                "1.7", fixed=FIXED_3,
             ),
         ),
     )

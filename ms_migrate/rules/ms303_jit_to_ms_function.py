@@ -35,6 +35,26 @@ REASONS = registry(
 )
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED_1 = """\
+import mindspore as ms
+
+
+@ms.ms_function
+def step(x):
+    return x
+"""
+
+FIXED_2 = """\
+from mindspore import ms_function
+
+
+@ms_function
+def step(x):
+    return x
+"""
+
+
 class JitToMsFunction(Rule):
     """`mindspore.jit` does not exist before MindSpore 2.0; the same decorator is `ms_function`.
 
@@ -60,8 +80,12 @@ class JitToMsFunction(Rule):
     examples = Examples(
         valid=(Example("import mindspore as ms\n\n\n@ms.ms_function\ndef step(x):\n    return x\n", "1.9"),),
         invalid=(
-            Example("import mindspore as ms\n\n\n@ms.jit\ndef step(x):\n    return x\n", "1.9"),
-            Example("from mindspore import jit\n\n\n@jit\ndef step(x):\n    return x\n", "1.7"),
+            Example(
+                "import mindspore as ms\n\n\n@ms.jit\ndef step(x):\n    return x\n", "1.9", fixed=FIXED_1
+            ),
+            Example(
+                "from mindspore import jit\n\n\n@jit\ndef step(x):\n    return x\n", "1.7", fixed=FIXED_2
+            ),
         ),
     )
 
@@ -129,7 +153,7 @@ def _use_problem(
     if static and dynamic:
         return (
             "input_signature with a dynamic shape (None): MindSpore 1.7's ms_function takes static "
-            "shapes only (\"Inputs is incompatible with input signature!\", measured on 1.7.0)"
+            'shapes only ("Inputs is incompatible with input signature!", measured on 1.7.0)'
         )
     return None
 

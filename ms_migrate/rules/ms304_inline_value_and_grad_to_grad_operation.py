@@ -46,6 +46,29 @@ REASONS = registry(
 )
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED = """\
+import mindspore as ms
+from mindspore import nn
+
+
+class Step(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.grad = ms.ops.GradOperation(get_by_list=True)
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+
+    def construct(self, x, y):
+        loss = self.network(x, y)
+        grads = self.grad(self.network, self.weights)(x, y)
+        self.optimizer(grads)
+        return loss
+"""
+
+
 class InlineValueAndGradToGradOperation(Rule):
     """`value_and_grad` applied where it is made, inside a Cell's `construct`, for MindSpore
     before 1.8: the train step becomes the 1.x one.
@@ -85,7 +108,7 @@ class InlineValueAndGradToGradOperation(Rule):
                 "    def construct(self, x, y):\n"
                 "        loss, grads = ms.value_and_grad(self.network, None, self.weights)(x, y)\n"
                 "        self.optimizer(grads)\n        return loss\n",
-                "1.7",
+                "1.7", fixed=FIXED,
             ),
         ),
     )

@@ -62,6 +62,29 @@ class TrainStep(nn.Cell):
 """
 
 
+# What each invalid example below is fixed to (run alone, on its target).
+FIXED = """\
+import mindspore
+import mindspore.nn as nn
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+
+    def construct(self, data, label):
+        loss, grads = mindspore.value_and_grad(self.network, None, self.weights)(
+            data, label
+        )
+        self.optimizer(grads)
+        return loss
+"""
+
+
 class GradOperationToFunctional(Rule):
     __doc__ = __doc__
 
@@ -81,7 +104,8 @@ class GradOperationToFunctional(Rule):
         invalid=(
             Example(
                 "import mindspore\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
-                + BEFORE
+                + BEFORE,
+                fixed=FIXED,
             ),
         ),
     )
