@@ -265,12 +265,32 @@ def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _overlaps(edit: Edit, taken: list[Edit]) -> bool:
-    # Touching ranges overlap too when both are insertions at one point: their order is unknown.
-    # The same edit twice is one edit (two fixes sharing a generated attribute).
+    # Touching ranges overlap too when both are insertions at one point: their order is unknown,
+    # except for whole lines inserted at a line's start (two sites' generated classes above one
+    # statement), which go in the order of the fixes. The same edit twice is one edit (two fixes
+    # sharing a generated attribute).
     return any(
-        edit != other and ((edit.start < other.end and other.start < edit.end) or edit.start == other.start)
+        edit != other
+        and not (_line_insertion(edit) and _line_insertion(other))
+        and ((edit.start < other.end and other.start < edit.end) or edit.start == other.start)
         for other in taken
     )
+
+
+def _line_insertion(edit: Edit) -> bool:
+    return edit.start == edit.end and edit.start[1] == 0 and edit.replacement.endswith("\n")
+
+
+def _merged(edits: Sequence[Edit]) -> tuple[Edit, ...]:
+    """``edits`` without repeats, whole-line insertions at one point joined in their order."""
+    merged: dict[tuple[object, ...], Edit] = {}
+    for edit in dict.fromkeys(edits):
+        key = ("insert", edit.start) if _line_insertion(edit) else ("edit", edit)
+        earlier = merged.get(key)
+        if earlier is not None:
+            edit = Edit(edit.start, edit.end, earlier.replacement + edit.replacement)
+        merged[key] = edit
+    return tuple(merged.values())
 
 
 def _non_overlapping(diagnostics: list[Diagnostic]) -> list[Fix]:
@@ -291,7 +311,7 @@ def _applied(text: str, fixes: Sequence[Fix]) -> tuple[str, list[tuple[Edit, ...
     edits of each stage, each on the text the one before left. The first stage is in ``text``'s
     positions: the fixes' edits (one that several fixes share, such as the attribute two sites of
     one Cell both use, once) and the imports they left unused; the second adds the imports."""
-    edits = tuple(dict.fromkeys(edit for item in fixes for edit in item.edits))
+    edits = _merged([edit for item in fixes for edit in item.edits])
     new_text = apply_edits(text, edits)
     unused = [name for item in fixes for name in item.unused]
     needed = [name for item in fixes for name in item.imports]

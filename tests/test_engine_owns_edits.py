@@ -221,3 +221,32 @@ def test_a_fix_that_overlaps_another_is_applied_by_a_later_pass() -> None:
     assert "MSR099" not in [item.code for item in result.diagnostics]
     assert "ops.Stack()((y, y))" in result.text and "GradOperation" not in result.text
     assert migrate_text(result.text, Version(2, 8)).text == result.text
+
+
+def test_two_sites_classes_above_one_statement_both_go_in_in_order() -> None:
+    """Two value_and_grad sites in one `__init__`: each site's fix inserts its generated Cells
+    above the class; the insertions are whole lines at one point, and go in together."""
+    source = textwrap.dedent(
+        """\
+        import mindspore
+
+
+        class Agent:
+            def __init__(self, policy, value):
+                self.policy, self.value = policy, value
+                pw, vw = policy.trainable_params(), value.trainable_params()
+                self.grad_policy = mindspore.value_and_grad(self.policy_loss, None, weights=pw)
+                self.grad_value = mindspore.value_and_grad(self.value_loss, None, weights=vw)
+
+            def policy_loss(self, x):
+                return self.policy(x).sum()
+
+            def value_loss(self, x, y):
+                return (self.value(x) - y).sum()
+        """
+    )
+    result = downgrade_text(source, Version(1, 7))
+    assert [item.code for item in result.fixed] == ["MS301", "MS301"], result.diagnostics
+    assert result.text.index("class _Forward(") < result.text.index("class _Forward2(")
+    assert "value_and_grad(" not in result.text.replace("value_and_grad(fn, None", "")
+    assert downgrade_text(result.text, Version(1, 7)).text == result.text

@@ -624,7 +624,7 @@ def _rewrite(
     reference = module_reference(resolver, taken, "mindspore", scopes, pending)
     if reference is None:
         return "no free name for mindspore"
-    if site.in_cell and "object" in taken:
+    if site.in_cell and _binds_object(ctx.tree):
         return "the file binds `object`, which the generated Cell calls"
     params = list(site.params)
     forward, step = free_name("_Forward", taken), free_name("_ValueAndGrad", taken)
@@ -661,6 +661,21 @@ def _rewrite(
         ),
     ]
     return edits, reference.new_import
+
+
+def _binds_object(tree: ast.Module) -> bool:
+    """Whether the file binds the name `object` anywhere (the generated Cell calls the builtin's
+    `object.__setattr__`); using it, as `class A(object)` and that generated Cell do, is fine."""
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and node.id == "object" and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == "object":
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == "object":
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "object":
+            return True
+    return False
 
 
 def _classes(
