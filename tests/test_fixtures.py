@@ -66,3 +66,16 @@ def test_fixture_keeps_windows_line_endings(case: FixtureCase) -> None:
         pytest.skip("already CRLF")
     result = case.migrate(source.replace("\n", "\r\n"))
     assert result.text == expected.replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("case", CHANGING, ids=[case.id for case in CHANGING])
+def test_fixture_keeps_classic_mac_line_endings(case: FixtureCase) -> None:
+    """A file whose lines end in a bare CR comes out with bare CRs only: downgrade's generated
+    Cells once came out with LF endings in such a file, mixed with its CRs."""
+    source = sources.read_source(case.source).text
+    expected = sources.read_source(case.expected).text  # type: ignore[arg-type]
+    if "\r" in source:
+        pytest.skip("has CR already")
+    result = case.migrate(source.replace("\n", "\r"))
+    assert "\n" not in result.text
+    assert result.text == expected.replace("\n", "\r")

@@ -16,7 +16,13 @@ def column(lines: list[str], line: int, byte_offset: int) -> int:
 
 
 def newline_of(lines: list[str]) -> str:
-    return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    """The file's line ending, as its first line ends: `\\r\\n`, a bare `\\r` (classic Mac OS;
+    Python reads it as a line break) or `\\n`. Generated lines end the same, so a file never comes
+    out with mixed endings."""
+    first = lines[0] if lines else ""
+    if first.endswith("\r\n"):
+        return "\r\n"
+    return "\r" if first.endswith("\r") else "\n"
 
 
 def generated_blocks(blocks: Sequence[str], indent: str, blank: int, newline: str) -> str:
