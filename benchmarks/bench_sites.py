@@ -20,7 +20,7 @@ from ms_migrate.engine import migrate_text
 from ms_migrate.versions import Version
 
 HEADER = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
-STEP = '''class Step{index}(nn.Cell):
+STEP = """class Step{index}(nn.Cell):
     def __init__(self, network, optimizer):
         super().__init__()
         self.network = network
@@ -34,7 +34,7 @@ STEP = '''class Step{index}(nn.Cell):
         return loss
 
 
-'''
+"""
 SITES = (50, 400, 3_200)
 GOAL = 1.3  # largest / smallest per-site cost
 

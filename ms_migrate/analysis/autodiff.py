@@ -185,6 +185,7 @@ class AutodiffFile:
         self._assignments: dict[int, dict[str, list[ast.AST]]] = {}
         self._sites: Optional[list[GradSite]] = None
         self._compiled: Optional[tuple[list[Function], set[str]]] = None
+        self._calls_meaning: dict[tuple[str, bool], dict[ast.AST, list[ast.Call]]] = {}
 
     @classmethod
     def of(cls, ctx: FileContext) -> AutodiffFile:
@@ -426,20 +427,36 @@ class AutodiffFile:
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.value is value):
             return []
         target = parent.targets[0]
-        found: list[ast.Call] = []
         if isinstance(target, ast.Name):
-            for node in self.calls_named.get(target.id, ()):
-                if isinstance(node.func, ast.Name) and self.binding(target.id, node) is parent:
-                    found.append(node)
-        elif isinstance(target, ast.Attribute):
+            return list(self._calls_by_meaning(target.id).get(parent, ()))
+        if isinstance(target, ast.Attribute):
             owner = self.method_of(parent)
             if owner is None or not _is_self(target.value, owner[1]):
                 return []
             if len(self.self_assignments(owner[0], target.attr)) != 1:
                 return []
-            for node in self.calls_named.get(target.attr, ()):
-                if isinstance(node.func, ast.Attribute) and self.attribute_value(node.func) is value:
-                    found.append(node)
+            return list(self._calls_by_meaning(target.attr, attribute=True).get(value, ()))
+        return []
+
+    def _calls_by_meaning(self, name: str, attribute: bool = False) -> dict[ast.AST, list[ast.Call]]:
+        """The calls of ``name`` (`self.name(...)` when ``attribute``), in file order, by what they
+        call: the binding of the name, or the value of `self.name`. Resolved once per name, not
+        once per site: a file of N train steps has N `self.grad(...)` calls for each of its N
+        `self.grad = GradOperation(...)`."""
+        key = (name, attribute)
+        cached = self._calls_meaning.get(key)
+        if cached is not None:
+            return cached
+        found: dict[ast.AST, list[ast.Call]] = {}
+        for node in self.calls_named.get(name, ()):
+            meant: Optional[ast.AST] = None
+            if attribute and isinstance(node.func, ast.Attribute):
+                meant = self.attribute_value(node.func)
+            elif not attribute and isinstance(node.func, ast.Name):
+                meant = self.binding(name, node)
+            if meant is not None:
+                found.setdefault(meant, []).append(node)
+        self._calls_meaning[key] = found
         return found
 
     def differentiated(self, site: GradSite) -> Optional[Differentiated]:

@@ -13,7 +13,6 @@ or instantiate a class by name, and only those are parsed (with ``ast``), once e
 from __future__ import annotations
 
 import ast
-import bisect
 import os
 import re
 from collections import defaultdict, deque
@@ -40,7 +39,9 @@ class ClassFacts:
     assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere, and the methods
 
 
-Calls = dict[str, list[tuple[list[set[str]], dict[str, set[str]]]]]
+Call = tuple[list[set[str]], dict[str, set[str]]]  # (positional argument classes, keyword ones)
+Calls = dict[str, list[Call]]
+Scope = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]
 
 
 @dataclass
@@ -51,29 +52,102 @@ class FileFacts:
     tree: Optional[ast.Module] = field(default=None, repr=False)
     text: str = field(default="", repr=False)
     _calls: dict[frozenset[str], Calls] = field(default_factory=dict, repr=False)
+    # Built on the first ``calls_of`` and shared by the rest: the file being migrated is asked
+    # once per train step it defines, so nothing a question costs may grow with the file.
+    _mentions: Optional[dict[str, list[int]]] = field(default=None, repr=False)
+    _functions: Optional[_Functions] = field(default=None, repr=False)
+    _scope_calls: dict[int, Calls] = field(default_factory=dict, repr=False)
+    _classes_named: Optional[dict[str, list[ClassFacts]]] = field(default=None, repr=False)
+
+    def classes_named(self, name: str) -> list[ClassFacts]:
+        """The file's classes called ``name``, in file order (a lookup, not a pass over the classes:
+        each train step of a file asks for its own)."""
+        if self._classes_named is None:
+            self._classes_named = defaultdict(list)
+            for item in self.classes:
+                self._classes_named[item.name].append(item)
+        return self._classes_named.get(name, [])
 
     def calls_of(self, names: Iterable[str]) -> Calls:
         """Class name (of ``names``) -> one entry per call: (positional argument classes, keyword
         argument classes). Built on first need, and only from the functions whose lines mention
         one of ``names``: most files are asked only for their classes and imports, and the rest
-        for one class."""
+        for one class. Each function's calls are gathered once, for every name at once, and the
+        file's text is scanned for names once: N questions about one file cost O(N) together."""
         wanted = frozenset(names)
         if wanted not in self._calls:
             found: Calls = defaultdict(list)
             if self.tree is not None:
-                found = _calls(self.tree, wanted, _lines_mentioning(self.text, wanted))
+                if self._mentions is None:
+                    self._mentions = _mentions(self.text)
+                if self._functions is None:
+                    self._functions = _Functions(self.tree)
+                lines = sorted({line for name in wanted for line in self._mentions.get(name, ())})
+                for index, scope in self._functions.spanning(lines):
+                    if index not in self._scope_calls:
+                        self._scope_calls[index] = _scope_calls(scope)
+                    for name, calls in self._scope_calls[index].items():
+                        if name in wanted:
+                            found[name] += calls
             self._calls[wanted] = found
         return self._calls[wanted]
 
 
-def _lines_mentioning(text: str, names: frozenset[str]) -> list[int]:
-    """The lines (from 1, as ``ast`` counts them: `\\r\\n`, `\\r` and `\\n` end one) where one of
-    ``names`` occurs as a word, in order."""
-    if not names:
-        return []
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+# A word that can be a class's name: `calls_of` keeps only calls of capitalised names. The `\b`
+# and the greedy `\w*` make each match a whole word, as `\bName\b` would find it.
+_CAPITALISED_WORD = re.compile(r"\b[^\W\d_a-z]\w*")
+
+
+def _mentions(text: str) -> dict[str, list[int]]:
+    """Each capitalised word of ``text`` -> the lines (from 1, as ``ast`` counts them: `\\r\\n`,
+    `\\r` and `\\n` end one) where it occurs as a word, in order."""
     starts = line_starts(text)
-    return sorted({line_of(starts, match.start()) for match in pattern.finditer(text)})
+    found: dict[str, list[int]] = {}
+    for match in _CAPITALISED_WORD.finditer(text):
+        word = match.group()
+        if not word[:1].isupper():
+            continue
+        line = line_of(starts, match.start())
+        lines = found.setdefault(word, [])
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return found
+
+
+class _Functions:
+    """A module's functions, in ``walk_statements`` order, and for each line the innermost one
+    whose source (decorators included) spans it: the functions that span a line are that one and
+    the functions around it, so finding them costs the nesting depth, not the file."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.functions: list[Union[ast.FunctionDef, ast.AsyncFunctionDef]] = []
+        self.outer: list[int] = []  # the index of the function around each one; -1: none
+        self.innermost: list[int] = [-1] * ((getattr(tree, "end_lineno", None) or 0) + 2)
+        for node in walk_statements(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            last = node.end_lineno or node.lineno
+            if last >= len(self.innermost):
+                self.innermost += [-1] * (last + 1 - len(self.innermost))
+            index = len(self.functions)
+            self.functions.append(node)
+            # Breadth first, a function comes after the one around it: its lines are painted over.
+            self.outer.append(self.innermost[first])
+            self.innermost[first : last + 1] = [index] * (last + 1 - first)
+
+    def spanning(self, lines: Sequence[int]) -> Iterator[tuple[int, Scope]]:
+        """The module (index -1), then the functions that span one of ``lines``, in walk order."""
+        yield -1, self.tree
+        found: set[int] = set()
+        for line in lines:
+            index = self.innermost[line] if 0 <= line < len(self.innermost) else -1
+            while index >= 0 and index not in found:
+                found.add(index)
+                index = self.outer[index]
+        for index in sorted(found):
+            yield index, self.functions[index]
 
 
 # The fields through which a statement holds statements, in ``_fields`` order: a walk along them
@@ -149,19 +223,6 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
     return ClassFacts(node.name, bases, construct, init_params, attributes, assigned | methods)
 
 
-def _scopes(
-    tree: ast.Module, lines: Sequence[int]
-) -> Iterable[Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef]]:
-    """The module, and the functions whose source (decorators included) spans one of ``lines``."""
-    yield tree
-    for node in walk_statements(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-            index = bisect.bisect_left(lines, first)
-            if index < len(lines) and lines[index] <= (node.end_lineno or node.lineno):
-                yield node
-
-
 def _own_nodes(scope: ast.AST) -> Iterable[ast.AST]:
     """Nodes of ``scope`` outside nested functions and classes."""
     stack = list(child_nodes(scope))
@@ -191,56 +252,55 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
     return facts
 
 
-def _calls(tree: ast.Module, wanted: frozenset[str], lines: Sequence[int]) -> Calls:
+def _scope_calls(scope: Scope) -> Calls:
+    """The calls of every capitalised name in ``scope`` outside its nested functions and classes:
+    what a call's arguments are depends on the scope alone, not on which names were asked for."""
     calls: Calls = defaultdict(list)
-    for scope in _scopes(tree, lines):
-        nodes = list(_own_nodes(scope))
-        if not any(isinstance(node, ast.Call) and last_name(node.func) in wanted for node in nodes):
-            continue  # no call of these names here (most scopes, when a line mentions one)
-        # variable -> (line, class it was built from, or "?") for each assignment, in line order
-        made: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for node in nodes:
-            if isinstance(node, ast.Assign):
-                callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        made[target.id].append((node.lineno, callee or "?"))
-        for assignments in made.values():
-            assignments.sort()
+    nodes = list(_own_nodes(scope))
+    if not any(isinstance(node, ast.Call) and (last_name(node.func) or "")[:1].isupper() for node in nodes):
+        return calls  # no call of a class here (most functions)
+    # variable -> (line, class it was built from, or "?") for each assignment, in line order
+    made: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    made[target.id].append((node.lineno, callee or "?"))
+    for assignments in made.values():
+        assignments.sort()
 
-        def classes_of(
-            argument: ast.AST, caller: str, made: dict[str, list[tuple[int, str]]] = made
-        ) -> set[str]:
-            if isinstance(argument, ast.Call):
-                callee = last_name(argument.func)
-                return {callee} if callee else {"?"}
-            if isinstance(argument, ast.Name):
-                # The value the name holds at this call: the last assignment above it, skipping
-                # `net = Wrapper(net)` in another branch (a class is not its own network).
-                before = [
-                    callee
-                    for line, callee in made.get(argument.id, [])
-                    if line < argument.lineno and callee != caller
-                ]
-                return {before[-1]} if before else {"?"}
-            return {"?"}
+    def classes_of(argument: ast.AST, caller: str) -> set[str]:
+        if isinstance(argument, ast.Call):
+            callee = last_name(argument.func)
+            return {callee} if callee else {"?"}
+        if isinstance(argument, ast.Name):
+            # The value the name holds at this call: the last assignment above it, skipping
+            # `net = Wrapper(net)` in another branch (a class is not its own network).
+            before = [
+                callee
+                for line, callee in made.get(argument.id, [])
+                if line < argument.lineno and callee != caller
+            ]
+            return {before[-1]} if before else {"?"}
+        return {"?"}
 
-        for node in nodes:
-            if not isinstance(node, ast.Call):
-                continue
-            callee = last_name(node.func)
-            if callee not in wanted or not callee[:1].isupper():
-                continue
-            positional: list[set[str]] = []
-            for argument in node.args:
-                if isinstance(argument, ast.Starred):  # later positions are unknown
-                    positional.append({"?"})
-                    break
-                positional.append(classes_of(argument, callee))
-            keywords = {
-                keyword.arg: classes_of(keyword.value, callee) for keyword in node.keywords if keyword.arg
-            }
-            calls[callee].append((positional, keywords))
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        callee = last_name(node.func)
+        if callee is None or not callee[:1].isupper():
+            continue
+        positional: list[set[str]] = []
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):  # later positions are unknown
+                positional.append({"?"})
+                break
+            positional.append(classes_of(argument, callee))
+        keywords = {
+            keyword.arg: classes_of(keyword.value, callee) for keyword in node.keywords if keyword.arg
+        }
+        calls[callee].append((positional, keywords))
     return calls
 
 
@@ -433,7 +493,7 @@ class ProjectIndex:
     def resolve(self, name: str, where: Optional[Path]) -> list[Located]:
         """The classes ``name`` means in the file ``where`` (None: the file being migrated)."""
         facts = self._file(where)
-        own = [(where, item) for item in facts.classes if item.name == name]
+        own = [(where, item) for item in facts.classes_named(name)]
         if own:
             return own
         if name not in facts.imports:
@@ -442,7 +502,7 @@ class ProjectIndex:
         importer = where if where is not None else self._local_path
         found: list[Located] = []
         for path in self._module_files(module, level, importer):
-            found += [(path, item) for item in self._file(path).classes if item.name == original]
+            found += [(path, item) for item in self._file(path).classes_named(original)]
         return found
 
     def construct_varargs(self, located: Located, depth: int = 0) -> Optional[bool]:
@@ -464,7 +524,7 @@ class ProjectIndex:
         """The first of ``bases`` reached from class ``class_name`` (defined in the file being
         migrated) through user classes of the run, each defined once and assigning none of
         ``untouched`` on self (a subclass of a subclass of nn.TrainOneStepCell); None if unsure."""
-        owners = [item for item in self.local.classes if item.name == class_name]
+        owners = self.local.classes_named(class_name)
         if len(owners) != 1:
             return None
         return self._base_through((None, owners[0]), frozenset(bases), frozenset(untouched), 0)
@@ -497,7 +557,7 @@ class ProjectIndex:
     def attribute_varargs(self, class_name: str, attribute: str) -> Optional[bool]:
         """Whether ``self.<attribute>`` of class ``class_name`` (defined in the file being migrated)
         is a network whose construct takes *args."""
-        owners = [item for item in self.local.classes if item.name == class_name]
+        owners = self.local.classes_named(class_name)
         if len(owners) != 1:
             return None
         owner = owners[0]

@@ -120,6 +120,15 @@ class _Locator:
         self.module = ctx.cst.module
         self.parents = parents
         self._found: dict[int, cst.CSTNode] = {}
+        self._blocks: dict[tuple[int, str], tuple[dict[int, int], list[int]]] = {}
+
+    def _block(self, parent: ast.AST, field: str, items: list[ast.AST]) -> tuple[dict[int, int], list[int]]:
+        """Where each statement of ``parent``'s list ``field`` is in it, and its line groups: once
+        per block, since a module of N train steps is asked for each of its N classes."""
+        key = (id(parent), field)
+        if key not in self._blocks:
+            self._blocks[key] = ({id(item): index for index, item in enumerate(items)}, _line_groups(items))
+        return self._blocks[key]
 
     def _node(self, node: ast.AST) -> cst.CSTNode:
         """The libcst node for an ast statement, handler or match case."""
@@ -135,7 +144,8 @@ class _Locator:
             items = getattr(parent, field, None)
             if not isinstance(items, list):
                 continue
-            index = next((i for i, item in enumerate(items) if item is node), None)
+            positions, groups = self._block(parent, field, items)
+            index = positions.get(id(node))
             if index is None:
                 continue
             counterpart = self._node(parent)
@@ -143,7 +153,6 @@ class _Locator:
                 found = _cst_list(counterpart, field, index)[index]
             else:
                 statements = _cst_list(counterpart, field, index)
-                groups = _line_groups(items)
                 if groups[-1] + 1 != len(statements):
                     raise LocateError(f"the block holding line {node.lineno} differs")  # type: ignore[attr-defined]
                 found = statements[groups[index]]
