@@ -40,6 +40,19 @@ class Fix:
     imports: tuple[str, ...] = ()  # local names of the `import mindspore [as NAME]` the edits use
     unused: tuple[str, ...] = ()  # imported names the edits may leave unused: dropped if so
 
+    def __hash__(self) -> int:
+        # Computed once: MS101's one fix for N sites has N edits and rides on N diagnostics, so
+        # hashing it afresh each time a diagnostic is hashed made a run quadratic in its sites.
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.edits, self.safety, self.description, self.imports, self.unused))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict[str, object]:
+        # A str's hash differs between processes: the one kept here must not travel to another.
+        return {key: value for key, value in self.__dict__.items() if key != "_hash"}
+
 
 @dataclass(frozen=True)
 class Diagnostic:

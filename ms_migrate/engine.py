@@ -233,7 +233,8 @@ def _superseded_dropped(
     that fix rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where
     MS301 downgraded the call and its import went)."""
     places = {(item.line, item.col): item.code for item in fixed}
-    owners = {edit: item.code for item in fixed if item.fix is not None for edit in item.fix.edits}
+    distinct = {id(item.fix): (item.fix, item.code) for item in fixed if item.fix is not None}
+    owners = {edit: code for fix, code in distinct.values() for edit in fix.edits}
     # Text deleted, with the rule that deleted it; "" for the engine's import changes.
     deleted = [
         (edit.start, edit.end, owners.get(edit, ""))

@@ -272,3 +272,14 @@ def test_any_two_texts_turn_into_each_other(before: list[str], after: list[str])
         assert_whole_line_edits("".join(before), "".join(after))
     finally:
         diagnostics._MATCHER_PAIRS, diagnostics._UNANCHORED_PAIRS = kept
+
+
+def test_a_fix_hashes_its_edits_once_and_never_sends_the_hash_to_another_process() -> None:
+    import pickle
+
+    from ms_migrate.diagnostics import Edit, Fix
+
+    fix = Fix(tuple(Edit((line, 0), (line, 0), "x\n") for line in range(1, 2_000)))
+    assert hash(fix) == hash(fix) and fix.__dict__["_hash"] == hash(fix)
+    copy = pickle.loads(pickle.dumps(fix))
+    assert "_hash" not in copy.__dict__ and copy == fix and hash(copy) == hash(fix)
