@@ -205,6 +205,18 @@ class CorruptEntry(ValueError):
     pass
 
 
+def _read_json(path: Path) -> Any:
+    """An entry's JSON, read as untrusted input: through the guarded door (a FIFO or device in
+    its place is not waited on), and nested too deeply to decode counts as corrupt. Raises
+    CorruptEntry, which every reader takes for a miss."""
+    from ms_migrate.sources import SourceError, read_guarded
+
+    try:
+        return json.loads(read_guarded(path)[0])
+    except (SourceError, RecursionError) as error:
+        raise CorruptEntry(str(error)) from None
+
+
 @dataclass
 class Cache:
     """The entries for one settings digest under ``directory``; ``hits`` and ``stored`` count
@@ -225,7 +237,7 @@ class Cache:
         """The entry of ``path`` if it was made from bytes with ``digest``, and what it read of
         other files (None: nothing); None when there is no usable entry."""
         try:
-            data = json.loads(self._entry(path).read_bytes())
+            data = _read_json(self._entry(path))
             if not isinstance(data, dict) or data.get("digest") != digest:
                 return None
             return _decode(data), _decode_dependencies(data["project"])
@@ -248,7 +260,7 @@ class Cache:
         """What the last run with these settings knew of each file by its ``lstat`` (empty if
         nothing can be read)."""
         try:
-            data = json.loads(self._files_file().read_bytes())
+            data = _read_json(self._files_file())
             return {
                 path: KnownFile(signature, digest, bool(clean))
                 for path, (signature, digest, clean) in data.items()
@@ -267,7 +279,7 @@ class Cache:
     def load_state(self) -> Optional[RunState]:
         """The run state the last run with these settings kept; None if there is none to read."""
         try:
-            data = json.loads(self._state_file().read_bytes())
+            data = _read_json(self._state_file())
             if not isinstance(data, dict) or not all(
                 isinstance(key, str) and isinstance(value, str) for key, value in data.items()
             ):

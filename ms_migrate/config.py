@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ms_migrate.project_root import project_folders
+from ms_migrate.sources import SourceError, read_guarded
 from ms_migrate.versions import Version, load_toml, parse_target
 
 KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify", "runtimes")
@@ -165,9 +166,9 @@ def load_config(start: Path) -> Config:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = load_toml(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as error:
-                raise ConfigError(f"{candidate}: {error}") from error
+                data = load_toml(read_guarded(candidate, follow_links=True)[0].decode("utf-8"))
+            except (SourceError, UnicodeDecodeError, ValueError) as error:
+                raise ConfigError(f"{candidate}: {getattr(error, 'message', error)}") from error
             table = data.get("tool", {}).get("ms-migrate")
             if table is not None:
                 if not isinstance(table, dict):

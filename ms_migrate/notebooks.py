@@ -190,6 +190,9 @@ def parse_notebook(text: str) -> Notebook:
         raise NotebookError(f"not valid notebook JSON: {error.msg} (line {error.lineno})") from error
     except RecursionError as error:
         raise NotebookError("not a notebook: its JSON is too deeply nested to read") from error
+    except ValueError as error:  # a 100,000-digit integer in the metadata: int's max_str_digits
+        detail = str(error).split(";")[0]  # without Python's advice to raise the limit
+        raise NotebookError(f"not a notebook this tool can read: {detail}") from error
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a notebook: no list of cells")
     indent_match = re.search(r"\n( +)\"", text)

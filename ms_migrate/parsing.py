@@ -86,6 +86,10 @@ def precheck(text: str, compiled: bool = True) -> ast.Module:
         raise ParseFailure(f"syntax error: {error.msg}", error.lineno or 1) from error
     except (RecursionError, MemoryError) as error:
         raise ParseFailure("too deeply nested to process", 0) from error
+    except UnicodeEncodeError as error:  # a notebook cell's JSON `"\ud800"`: no UTF-8 holds it
+        line = text[: error.start].count("\n") + 1
+        message = f"a lone surrogate ({text[error.start]!a}) that no UTF-8 file can hold"
+        raise ParseFailure(message, line) from error
     if compiled:
         check_compiles(tree)
     return tree

@@ -17,6 +17,7 @@ import os
 import signal
 import stat
 import sys
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -121,6 +122,12 @@ def _upgrade_file_lean(path: Path, **options: object) -> FileOutcome:
     return outcome
 
 
+INTERNAL_ERROR_IN_FILE = (
+    "internal error in ms-migrate while processing this file; it is left unchanged "
+    "(please report it, with the file if you can)"
+)
+
+
 def _migrate_source(
     source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
 ) -> FileOutcome:
@@ -133,6 +140,9 @@ def _migrate_source(
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
     except RecursionError:
         return FileOutcome(path, source.text, source.text, error=f"{path}: too deeply nested to parse")
+    except Exception as error:  # a bug of ours costs this file, never the run (nor a traceback)
+        message = f"{path}: {INTERNAL_ERROR_IN_FILE}: {type(error).__name__}: {error}"
+        return FileOutcome(path, source.text, source.text, error=message)
     diagnostics = [item for item in result.diagnostics if config.enabled(item.code, path)]
     outcome = FileOutcome(path, source.text, result.text, diagnostics, result.converted)
     if source.notebook is not None:
@@ -383,8 +393,8 @@ class _Run:
         for path in self.paths:
             if os.path.abspath(path) not in self.digests:
                 try:
-                    self._note(path, path.read_bytes() if path.is_file() else b"")
-                except OSError:
+                    self._note(path, sources.read_guarded(path, follow_links=True)[0])
+                except sources.SourceError:
                     self._note(path, b"")
         return RunState({os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.paths})
 
@@ -520,13 +530,32 @@ def _upgrade_pending(item: tuple[Path, bool], **options: object) -> FileOutcome:
     return _upgrade_file_lean(item[0], **options)
 
 
+# How far apart two writes can be and still get one timestamp: where the times are whole seconds
+# (ext3, ext4 with 128-byte inodes, HFS+, some network mounts) up to FAT's 2 s; where they keep
+# nanoseconds, the kernel's clock tick, a few milliseconds (10 ms allows for a slow one).
+COARSE_TICK_NS = 2_000_000_000
+FINE_TICK_NS = 10_000_000
+
+
 def _signature(path: Path) -> Optional[str]:
-    """The ``file_signature`` of a regular file (not a link); None for anything else."""
+    """The ``file_signature`` of a regular file (not a link); None for anything else, and for a
+    file changed within a timestamp tick of now: an edit in that same tick, of the same size,
+    would leave the signature as it is, and the next run would trust the old result ("racy
+    clean", as git calls it). Such a file is read and hashed again until it is older."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
-    return file_signature(info) if stat.S_ISREG(info.st_mode) else None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return None if _racy(info, time.time_ns()) else file_signature(info)
+
+
+def _racy(info: os.stat_result, now_ns: int) -> bool:
+    """Whether ``info`` was taken within one timestamp tick of the file's last change."""
+    coarse = info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0
+    tick = COARSE_TICK_NS if coarse else FINE_TICK_NS
+    return max(info.st_mtime_ns, info.st_ctime_ns) > now_ns - tick
 
 
 def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:

@@ -164,8 +164,8 @@ class _GitIgnores:
         if not ignore.is_file():
             return
         try:
-            lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = read_guarded(ignore, follow_links=True)[0].decode("utf-8", "replace").splitlines()
+        except SourceError:
             return
         import pathspec  # only a tree with a .gitignore needs it
 
@@ -314,10 +314,9 @@ def is_python_source(path: Path) -> bool:
     if path.suffix:
         return False
     try:
-        with path.open("rb") as handle:
-            first = handle.readline(200)
-    except OSError:
-        return False
+        first = read_guarded(path, follow_links=True, limit=MAX_READ_BYTES)[0][:200].split(b"\n", 1)[0]
+    except SourceError:
+        return False  # a FIFO named `run` once blocked here, waiting for a writer
     return first.startswith(b"#!") and b"python" in first
 
 
@@ -422,24 +421,63 @@ def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:
     return text, encoding, has_bom
 
 
+# What one file of a run may hold: a notebook with its outputs can be tens of MB; Python files
+# in the public model zoos stay below 300 KB.
+MAX_READ_BYTES = 64 * 2**20
+
+
+def read_guarded(path: Path, follow_links: bool = False, limit: int = MAX_READ_BYTES) -> tuple[bytes, int]:
+    """The bytes and permission bits of the regular file at ``path``: the one door every read of
+    a run goes through (sources, the project index, pins, configuration, .gitignore files, cache
+    entries). What is opened is checked, not the name: a FIFO (opened without waiting for a
+    writer), a device (`zero.py -> /dev/zero`), a directory or a file over ``limit`` bytes is a
+    SourceError naming it, so a hostile file costs only itself. A symbolic link is refused
+    unless ``follow_links`` (the project index reads the files a link names, but never a device)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(path, flags)
+    except OSError as error:
+        if not follow_links and os.path.islink(path):
+            raise SourceError(path, "a symbolic link; not followed (run on its target)") from error
+        if os.path.isdir(path):
+            raise SourceError(path, "a directory that cannot be read") from error
+        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    try:
+        info = os.fstat(handle)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError(path, "a directory that cannot be read")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(path, "not a regular file; skipped")
+        if info.st_size > limit:
+            size = _megabytes(info.st_size)
+            raise SourceError(path, f"too large: {size} (the limit is {_megabytes(limit)})")
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # to the limit only: a file that grows while read is refused, not followed
+            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SourceError(path, f"too large: it grew past {_megabytes(limit)} while being read")
+        return b"".join(chunks), stat.S_IMODE(info.st_mode)
+    except OSError as error:
+        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    finally:
+        os.close(handle)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"
+
+
 def read_source(path: Path) -> SourceFile:
-    """Read a regular file. A symbolic link is not followed (replacing it would turn it into a
-    copy), and FIFOs, devices and directories are never opened (a FIFO would block the run)."""
-    try:
-        info = path.lstat()
-    except OSError as error:
-        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
-    if stat.S_ISLNK(info.st_mode):
-        raise SourceError(path, "a symbolic link; not followed (run on its target)")
-    if stat.S_ISDIR(info.st_mode):
-        raise SourceError(path, "a directory that cannot be read")
-    if not stat.S_ISREG(info.st_mode):
-        raise SourceError(path, "not a regular file; skipped")
-    try:
-        raw = path.read_bytes()
-        mode = stat.S_IMODE(info.st_mode)
-    except OSError as error:
-        raise SourceError(path, f"cannot read: {error.strerror or error}") from error
+    """Read a regular file through ``read_guarded``. A symbolic link is not followed (replacing
+    it would turn it into a copy), and FIFOs, devices and directories are never read."""
+    raw, mode = read_guarded(path)
     if path.suffix == ".ipynb":
         return _read_notebook(path, raw, mode)
     text, encoding, has_bom = decode(path, raw)

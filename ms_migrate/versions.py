@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ms_migrate.data import rules_path
 from ms_migrate.project_root import project_folders
+from ms_migrate.sources import SourceError, read_guarded
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -163,8 +164,8 @@ def _requirements_file(path: Path, seen: set[Path]) -> list[tuple[str, str]]:
     seen.add(path)
     found: list[tuple[str, str]] = []
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = read_guarded(path, follow_links=True)[0].decode("utf-8", "replace").splitlines()
+    except SourceError:
         return []
     for raw in lines:
         line = raw.strip()
@@ -200,8 +201,8 @@ def _poetry_specifier(value: object) -> Optional[str]:
 
 def _pyproject(path: Path) -> list[tuple[str, str]]:
     try:
-        data = load_toml(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = load_toml(read_guarded(path, follow_links=True)[0].decode("utf-8"))
+    except (SourceError, ValueError):
         return []
     found: list[tuple[str, str]] = []
     project = data.get("project", {})
@@ -226,8 +227,8 @@ def _pyproject(path: Path) -> list[tuple[str, str]]:
 def _setup_cfg(path: Path) -> list[tuple[str, str]]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, OSError):
+        parser.read_string(read_guarded(path, follow_links=True)[0].decode("utf-8"), str(path))
+    except (configparser.Error, SourceError, ValueError):
         return []
     found: list[tuple[str, str]] = []
     values = [parser.get("options", "install_requires", fallback="")]
@@ -285,3 +286,5 @@ def load_toml(text: str) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ValueError(str(error)) from error
+    except RecursionError:  # `a = [[[[...]]]]`: tomllib recurses once per level
+        raise ValueError("nested too deeply to read") from None

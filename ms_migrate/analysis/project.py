@@ -24,6 +24,7 @@ from typing import Optional, Union
 
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import line_of, line_starts
+from ms_migrate.sources import SourceError, read_guarded
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
@@ -441,9 +442,9 @@ class ProjectIndex:
         self._scanned[0] = True
         for path in self._run.paths:
             try:
-                data = path.read_bytes()
-            except OSError:
-                continue
+                data = read_guarded(path, follow_links=True)[0]
+            except SourceError:
+                continue  # a FIFO, a device behind a link, a file too large: the run says so
             for name in call_names(data):
                 self._calls.setdefault(name, []).append(path)
 
@@ -608,10 +609,11 @@ class ProjectIndex:
 
 
 def _text_of(path: Path) -> str:
-    """Another file of the run as text, for what the index learns from it ("" if it cannot be read)."""
+    """Another file of the run as text, for what the index learns from it ("" if it cannot be
+    read: a FIFO, a device behind a link, a file too large are reported as the run's own)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_guarded(path, follow_links=True)[0].decode("utf-8", "replace")
+    except SourceError:
         return ""
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ms_migrate.project_root import project_folders
+from ms_migrate.sources import SourceError, read_guarded
 from ms_migrate.verify.model import DEVICES, MODES, VerifyOptions
 
 TABLE = ("tool", "ms-migrate", "verify")
@@ -88,6 +89,8 @@ def parse_table(text: str) -> Optional[dict[str, Any]]:
         data: Any = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(str(error)) from error
+    except RecursionError:  # `a = [[[[...]]]]`: tomllib recurses once per level
+        raise ConfigError("nested too deeply to read") from None
     for key in TABLE:
         if not isinstance(data, dict) or key not in data:
             return None
@@ -145,9 +148,9 @@ def find_config(start: Path) -> Optional[ProjectConfig]:
         if not candidate.is_file():
             continue
         try:
-            table = parse_table(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ConfigError) as error:
-            raise ConfigError(f"{candidate}: {error}") from error
+            table = parse_table(read_guarded(candidate, follow_links=True)[0].decode("utf-8"))
+        except (SourceError, UnicodeDecodeError, ConfigError) as error:
+            raise ConfigError(f"{candidate}: {getattr(error, 'message', error)}") from error
         if table is not None:
             check_table(table, f"{candidate} [tool.ms-migrate.verify]")
             path = table.get("python-path", [])
