@@ -9,6 +9,7 @@ rerun pays for none).
 from __future__ import annotations
 
 import ast
+import os
 import warnings
 from typing import TYPE_CHECKING, Optional
 
@@ -107,11 +108,64 @@ def check_compiles(tree: ast.Module) -> None:
         raise ParseFailure("too deeply nested to process", 0) from error
 
 
+# libcst's native parser holds about 700 bytes per byte of source (measured: a 30 MB file wanted
+# 21 GB) and aborts the whole process when it cannot get them, so the size is checked first.
+LIBCST_BYTES_PER_BYTE = 700
+# The largest Python file of the public model zoos is 281 KB; beyond this a rewrite is refused.
+MAX_REWRITE_BYTES = 4 * 2**20
+
+
+def size_problem(text: str) -> Optional[str]:
+    """Why ``text`` is too large to rewrite here, or None: over MAX_REWRITE_BYTES (or the
+    ``MS_MIGRATE_MAX_REWRITE_BYTES`` environment variable), or needing more than half the memory
+    this process may still take (its address-space limit, or what the machine has available)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    limit = int(os.environ.get("MS_MIGRATE_MAX_REWRITE_BYTES", MAX_REWRITE_BYTES))
+    needed = size * LIBCST_BYTES_PER_BYTE
+    megabytes = f"{size / 2**20:.1f} MB"
+    if size > limit:
+        return f"too large to rewrite: {megabytes} of source (the limit is {limit / 2**20:.1f} MB)"
+    budget = memory_budget()
+    if budget is not None and needed > budget // 2:
+        return (
+            f"too large to rewrite here: {megabytes} of source needs about {needed / 2**30:.1f} GB, "
+            f"and this process may take {budget / 2**30:.1f} GB more"
+        )
+    return None
+
+
+def memory_budget() -> Optional[int]:
+    """The bytes this process may still allocate, as far as it can tell: its RLIMIT_AS less what
+    it maps now, and the machine's MemAvailable (Linux); None where neither is known."""
+    known: list[int] = []
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as statm:
+                mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            known.append(max(soft - mapped, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    known.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(known) if known else None
+
+
 def parse(text: str, tree: Optional[ast.Module] = None) -> cst.Module:
     """The libcst module of ``text`` (whose precheck passed; ``tree`` is its `ast`, if at hand)."""
     import libcst as cst  # imported on first need: most runs parse no file with libcst
 
     global libcst_parses
+    too_large = size_problem(text)
+    if too_large:
+        raise ParseFailure(too_large, 0)
     if _depth(tree if tree is not None else ast.parse(text)) > MAX_DEPTH:
         raise ParseFailure("too deeply nested to process", 0)
     libcst_parses += 1

@@ -199,3 +199,65 @@ def test_a_stat_taken_within_a_timestamp_tick_of_a_change_is_not_trusted() -> No
     assert not _racy(_stat(now - 3 * 10**9, now - 3 * 10**9), now)
     assert _racy(_stat(now - 5_000_001, now - 5_000_001), now)  # nanosecond times: a few ms
     assert not _racy(_stat(now - 50_000_001, now - 50_000_001), now)
+
+
+def _huge_step(path: Path, megabytes: float) -> None:
+    filler = "".join(f"value_{index} = {index}\n" for index in range(int(megabytes * 2**20 / 16)))
+    path.write_text(STEP.read_text() + filler)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_too_large_for_libcst_under_the_memory_limit_is_refused_not_fatal(
+    tmp_path: Path, jobs: str
+) -> None:
+    """libcst wants about 700 bytes per byte of source and aborts the process (SIGABRT) when it
+    cannot get them; under an address-space limit the size is checked first, whatever the -j."""
+    tree = _tree(tmp_path / "tree")
+    _huge_step(tree / "huge.py", 3)
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    command = [
+        sys.executable,
+        "-m",
+        "ms_migrate",
+        "upgrade",
+        "-j",
+        jobs,
+        "--no-cache",
+        "--target-version",
+        "2.8",
+    ]
+    result = subprocess.run(
+        [*command, str(tree)], capture_output=True, text=True, preexec_fn=limit, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"{tree / 'huge.py'}: too large to rewrite here: 3.0 MB of source needs about 2.1 GB" in result.stderr
+    )
+    assert "GradOperation" not in (tree / "step.py").read_text()
+    assert "GradOperation" in (tree / "huge.py").read_text()
+
+
+def test_a_file_over_the_rewrite_limit_is_reported_and_left(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    _huge_step(tree / "big.py", 0.1)
+    env = {**os.environ, "MS_MIGRATE_MAX_REWRITE_BYTES": "50000"}
+    command = [
+        sys.executable,
+        "-m",
+        "ms_migrate",
+        "upgrade",
+        "--no-cache",
+        "--target-version",
+        "2.8",
+        str(tree),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2
+    assert f"{tree / 'big.py'}: too large to rewrite: 0.1 MB of source (the limit is 0.0 MB)" in result.stderr
+    assert "GradOperation" not in (tree / "step.py").read_text()
