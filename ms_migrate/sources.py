@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
-if TYPE_CHECKING:
-    import pathspec
+from ms_migrate.gitignore import IgnoreFile
 
+if TYPE_CHECKING:
     from ms_migrate.notebooks import Notebook
 
 try:
@@ -68,7 +68,6 @@ STALE_AFTER_S = 60.0  # a live run's temporary file exists for milliseconds
 # Backups are `.NAME.XXXXXXXX.ms-migrate.orig`: a hard-linked file's old bytes while it is rewritten
 # in place. One left behind means the write was interrupted; it is reported, never removed.
 BACKUP_SUFFIX = ".ms-migrate.orig"
-_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 _BACKUP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}" + re.escape(BACKUP_SUFFIX) + "$")
 
 
@@ -147,8 +146,8 @@ class _GitIgnores:
     """
 
     def __init__(self, root: Path) -> None:
-        # (folder, the folder as text ending in "/", its patterns, all of them as one regex)
-        self.specs: list[tuple[str, str, pathspec.PathSpec, Optional[re.Pattern[str]]]] = []
+        # (folder, the folder as text ending in "/", its patterns as one matcher)
+        self.specs: list[tuple[str, str, IgnoreFile]] = []
         parents: list[Path] = []
         for folder in (root, *root.parents):
             parents.append(folder)
@@ -167,20 +166,15 @@ class _GitIgnores:
             lines = read_guarded(ignore, follow_links=True)[0].decode("utf-8", "replace").splitlines()
         except SourceError:
             return
-        import pathspec  # only a tree with a .gitignore needs it
-
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        matcher = IgnoreFile(lines)
         if root is not None and root != folder:
             parts = root.relative_to(folder).parts
-            chain = ["/".join(parts[: index + 1]) + "/" for index in range(len(parts))]
-            kept = [
-                pattern
-                for pattern in spec.patterns
-                if not (pattern.include and any(pattern.match_file(path) for path in chain))
-            ]
-            spec = pathspec.GitIgnoreSpec(kept)
+            chain = ["/".join(parts[: index + 1]) for index in range(len(parts))]
+            matcher = matcher.without_matches_of(chain)
+        if not matcher:
+            return
         text = folder.as_posix()
-        self.specs.append((text, text if text.endswith("/") else text + "/", spec, _any_pattern(spec)))
+        self.specs.append((text, text if text.endswith("/") else text + "/", matcher))
 
     def ignored_in(self, here: str, real_here: str, entry: os.DirEntry[str], is_dir: bool) -> bool:
         """``ignored`` for ``entry`` of folder ``here``; ``real_here`` is ``here`` resolved, so
@@ -197,7 +191,7 @@ class _GitIgnores:
         """As git decides for a resolved path written with forward slashes: the deepest
         .gitignore with a matching pattern wins (`!` re-includes)."""
         decision = None
-        for folder, prefix, spec, any_pattern in self.specs:
+        for folder, prefix, matcher in self.specs:
             # Path.relative_to, as text: a tree's files times its .gitignore files add up.
             if text.startswith(prefix):
                 relative = text[len(prefix) :]
@@ -205,40 +199,10 @@ class _GitIgnores:
                 relative = "."
             else:
                 continue
-            relative = relative + "/" if is_dir else relative
-            if any_pattern is not None and not any_pattern.search(_normalized(relative)):
-                continue  # nearly every file: no pattern of this .gitignore matches it
-            result = spec.check_file(relative)
-            if result.include is not None:
-                decision = result.include
+            result = matcher.decide(relative, is_dir)
+            if result is not None:
+                decision = result
         return bool(decision)
-
-
-def _any_pattern(spec: pathspec.PathSpec) -> Optional[re.Pattern[str]]:
-    """One regex that matches where any pattern of ``spec`` does (None if there is none to make).
-
-    pathspec tries a .gitignore's patterns one by one, in Python, for every file; a model zoo's
-    70-pattern .gitignore made that most of a run over an unchanged tree. The patterns' group
-    names (the same in each) become plain groups: only whether one matches counts here, and
-    ``check_file`` still decides for a path it matches.
-    """
-    regexes = [pattern.regex for pattern in spec.patterns if pattern.include is not None]
-    if not regexes or any(regex is None for regex in regexes) or len({regex.flags for regex in regexes}) > 1:
-        return None
-    try:
-        merged = "|".join(f"(?:{_GROUP_NAME.sub('(?:', regex.pattern)})" for regex in regexes)
-        # Anchored, each of them: tried at the start only (search would try every position).
-        anchored = all(regex.pattern.startswith("^") for regex in regexes)
-        return re.compile(f"^(?:{merged})" if anchored else merged, regexes[0].flags)
-    except (re.error, TypeError):  # a bytes pattern, or a construct the merge breaks
-        return None
-
-
-def _normalized(relative: str) -> str:
-    """The path as ``PathSpec.check_file`` matches it."""
-    from pathspec.util import normalize_file
-
-    return normalize_file(relative)
 
 
 @dataclass(frozen=True)
