@@ -165,3 +165,52 @@ def test_mount_points_are_read_with_their_escapes() -> None:
         "41 27 0:39 / /mnt/back\\134slash rw - tmpfs tmpfs rw\n"
     )
     assert sandbox_launcher.mount_points(mountinfo) == ["/", "/mnt/with space", "/mnt/back\\slash"]
+
+
+LEAVES_PROCESSES = (
+    "import subprocess\n"
+    "subprocess.Popen(['sh', '-c', 'sleep 60; touch {marker}_group'])\n"
+    "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 60; touch {marker}_session'])\n"
+)
+SANDBOXED = [False, pytest.param(True, marks=needs_sandbox)]
+
+
+def _running(marker: Path) -> list[str]:
+    """The live processes whose command line names ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(marker) in command:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("sandboxed", SANDBOXED, ids=["plain", "sandbox"])
+@pytest.mark.parametrize("script", [False, True], ids=["module", "script"])
+def test_no_process_the_verified_code_starts_outlives_verify(
+    tmp_path: Path, sandboxed: bool, script: bool
+) -> None:
+    """A background process in the worker's group, and one that left it with setsid: both end
+    with the run (the group with its worker; the other found as this process's orphan, or with
+    the sandbox's PID namespace), and a plain run names what it ended."""
+    import shutil
+
+    marker = tmp_path / "survived"
+    code = LEAVES_PROCESSES.format(marker=marker)
+    if script:
+        for name in ("before.py", "after.py"):
+            (tmp_path / name).write_text(code + "print(1.0)\n")
+    else:
+        shutil.copy(MS101.parent / "_harness.py", tmp_path / "_harness.py")
+        (tmp_path / "before.py").write_text(code + (MS101 / "cell_get_by_list.py").read_text())
+        (tmp_path / "after.py").write_text(code + (MS101 / "cell_get_by_list.expected.py").read_text())
+    args = ["verify", *(["--script"] if script else []), *(["--sandbox"] if sandboxed else [])]
+    code_, output = invoke(*args, str(tmp_path / "before.py"), str(tmp_path / "after.py"))
+    assert code_ == 0, output
+    assert _running(marker) == [], output
+    if not sandboxed:
+        assert "left processes running, ended by verify" in output and "sleep 60; touch" in output

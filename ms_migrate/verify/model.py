@@ -142,6 +142,8 @@ class VerificationReport:
 
     path: Path
     results: list[SiteResult] = field(default_factory=list)
+    # Processes the code under verification left running, which verify ended: "PID (command)".
+    ended: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -175,4 +177,5 @@ class VerificationReport:
             "verdict": self.verdict.value,
             "exit_code": self.exit_code,
             "sites": [result.to_json() for result in self.results],
+            "ended_processes": self.ended,
         }

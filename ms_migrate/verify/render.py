@@ -40,6 +40,10 @@ def verdict_text(result: SiteResult, short: bool = False) -> str:
 
 def print_report(console: Console, report: VerificationReport) -> None:
     """The table; then each problem in full (tables wrap, and these lines get copied into issues)."""
+    if report.ended:
+        ended = ", ".join(report.ended)
+        line = f"{report.path}: the code under verification left processes running, ended by verify: {ended}"
+        console.print(line, markup=False, soft_wrap=True, highlight=False)
     if not report.results:
         console.print(f"{report.path}: {report.summary()}", markup=False, soft_wrap=True)
         return

@@ -4,15 +4,17 @@ Verification imports and runs the user's code. Without a sandbox that code runs 
 rights: it starts in a temporary directory, but nothing stops it from deleting a file by its
 absolute path. With one, on Linux, each worker (or script run) starts as
 
-    unshare --user --map-root-user --mount PYTHON -m ms_migrate.verify.sandbox_launcher WRITABLE -- COMMAND...
+    unshare --user --map-root-user --mount --pid --fork --kill-child \\
+        PYTHON -m ms_migrate.verify.sandbox_launcher WRITABLE -- COMMAND...
 
 ``unshare`` (util-linux) gives it a user namespace, which needs no privilege, owning a mount
-namespace of its own; ``sandbox_launcher`` makes every mount but WRITABLE read-only in there,
-gives up the namespace's privileges and execs COMMAND. The mounts are private to the namespace:
-nothing changes for any other process, and the namespace ends with the process.
+namespace and a PID namespace of its own; ``sandbox_launcher`` makes every mount but WRITABLE
+read-only in there, gives up the namespace's privileges and execs COMMAND, which is process 1 of
+the PID namespace: when it ends, the kernel ends every process the code left in there. The mounts
+are private to the namespace: nothing changes for any other process.
 
-What it does not do: the code can still read whatever the user can, use the network, and signal
-the user's other processes. It keeps files from being written, replaced or deleted; nothing more.
+What it does not do: the code can still read whatever the user can and use the network. It keeps
+files from being written, replaced or deleted, and its processes from outliving it; nothing more.
 
 Where the platform cannot do this (not Linux, no ``unshare``, user namespaces disabled, as in
 Docker's default seccomp profile or under Ubuntu 24.04's AppArmor restriction), ``check`` says why
@@ -43,7 +45,10 @@ def command_prefix(writable: Path, interpreter: str) -> list[str]:
     """Put before ``--`` and a command to run it sandboxed, able to write only ``writable``."""
     unshare = shutil.which("unshare") or "unshare"
     launcher = [interpreter, "-m", "ms_migrate.verify.sandbox_launcher", str(writable)]
-    return [unshare, "--user", "--map-root-user", "--mount", *launcher]
+    # --pid --fork: the worker is process 1 of a PID namespace of its own, and when it ends the
+    # kernel ends every process left in there (a daemon the code started included);
+    # --kill-child: unshare's end (the parent's SIGKILL) ends that process 1 too.
+    return [unshare, "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", *launcher]
 
 
 def check(interpreter: str, environment: Optional[dict[str, str]] = None) -> None:

@@ -13,7 +13,6 @@ Each run gets the timeout, the memory limit and the same seeds (Python, numpy, M
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ms_migrate.verify import sandbox
+from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.compare import compare_numbers
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.supervisor import tail, worker_environment
@@ -81,24 +80,29 @@ def run_script(script: Path, mode: str, options: VerifyOptions) -> ScriptRun:
 def _run_script(script: Path, mode: str, options: VerifyOptions, prefix: list[str]) -> ScriptRun:
     command = [*prefix, options.interpreter, "-m", "ms_migrate.verify.limits"]
     command += ["--memory", str(options.memory_limit_bytes or 0), "--seed", str(options.seed), str(script)]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=worker_environment(mode, options.device),
-        start_new_session=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=options.timeout_s)
-    except subprocess.TimeoutExpired:
+    # Files, not pipes: a process the script leaves in the background holds what it inherited,
+    # and a pipe would keep the run waiting for that process rather than for the script.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=err,
+            env=worker_environment(mode, options.device),
+            start_new_session=True,
+        )
+        timed_out = False
         try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            process.kill()
-        stdout, _ = process.communicate()
+            process.wait(timeout=options.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            leftovers.end_group(process.pid)  # what the script started in its group ends with it
+            process.wait()
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    if timed_out:
         return ScriptRun(f"timed out after {options.timeout_s:g} s", printed_numbers(stdout))
     failure = ""
     if process.returncode:
@@ -136,9 +140,14 @@ def verify_scripts(before: Path, after: Path, options: VerifyOptions) -> Verific
     if options.sandbox:
         sandbox.check(options.interpreter, worker_environment(None, options.device))
     runs = [(mode, script) for mode in options.modes for script in (before, after)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda run: run_script(run[1], run[0], options), runs))
-    report = VerificationReport(after)
+    children = leftovers.children()
+    leftovers.become_subreaper()
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(lambda run: run_script(run[1], run[0], options), runs))
+    finally:
+        leftovers.end_new(children)  # every script has ended: what is new was left by one
+    report = VerificationReport(after, ended=leftovers.take_ended())
     for index, mode in enumerate(options.modes):
         report.results.append(_row(before.name, mode, results[2 * index], results[2 * index + 1], options))
     return report

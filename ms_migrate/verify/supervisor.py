@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Optional
 
-from ms_migrate.verify import sandbox
+from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.model import Verdict, VerifyOptions
 
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
@@ -92,7 +92,8 @@ class Worker:
             return False
 
     def finish(self) -> None:
-        """No more tasks: the worker exits when it reads the end of its stdin."""
+        """No more tasks: the worker exits when it reads the end of its stdin; what it started
+        and left behind in its process group ends with it (``stop``)."""
         with contextlib.suppress(OSError):
             assert self.process.stdin is not None
             self.process.stdin.close()
@@ -133,11 +134,16 @@ class Worker:
         return f"{text}: {last}" if last else text
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except OSError:
+        """End the worker and its whole process group: a process the code under verification
+        started (a `sleep 12; touch x` in the background) must not outlive the command, even
+        once the worker itself has exited."""
+        alive = self.process.poll() is None
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:  # no process is left in the group
+            if alive:
                 self.process.kill()
+        if alive:
             self.process.wait()
         with Worker._lock:
             Worker._live.discard(self)
@@ -319,6 +325,8 @@ def run_tasks(
         threading.Thread(target=_serve, args=(schedule, setup, options, workdir), daemon=True)
         for _ in range(count)
     ]
+    before = leftovers.children()
+    leftovers.become_subreaper()
     try:
         for thread in threads:
             thread.start()
@@ -328,4 +336,6 @@ def run_tasks(
     except BaseException:
         Worker.stop_all()  # Ctrl-C: no worker outlives the command
         raise
+    finally:
+        leftovers.end_new(before)
     return schedule.results

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.verify import sandbox
+from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
@@ -139,6 +139,8 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                 }
             )
         results = _run(files, options, workdir)
+    if reports:
+        reports[0].ended = leftovers.take_ended()
     for index, site_id, plan in planned:
         if site_id is None:
             reason = plan.problem
