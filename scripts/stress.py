@@ -1,6 +1,7 @@
 """Stress ms-migrate on a real tree: what should never happen, and what it costs.
 
     python scripts/stress.py [--target-version 2.8] [--command upgrade|downgrade] [-j 2] TREE
+    python scripts/stress.py --hostile [--scale small|real] [-j N]   (scripts/hostile.py)
 
 TREE is copied to a temporary directory (without ``.git``; TREE itself is never written); on the
 copy this runs ``ms-migrate upgrade``, ``upgrade`` again and ``ms-migrate check`` (``python -m
@@ -343,7 +344,9 @@ def render_text(report: Report) -> str:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="stress.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("tree", type=Path)
+    parser.add_argument("tree", type=Path, nargs="?", help="the tree to stress (not with --hostile)")
+    parser.add_argument("--hostile", action="store_true", help="run the hostile-input suite instead")
+    parser.add_argument("--scale", choices=["small", "real"], default="real", help="with --hostile: sizes")
     parser.add_argument("--target-version", default="2.8")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--format", choices=["text", "json"], default="text")
@@ -351,7 +354,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--timeout", type=float, default=DEFAULT_STEP_TIMEOUT_S, help="seconds per step")
     parser.add_argument("--command", choices=["upgrade", "downgrade"], default="upgrade")
     arguments = parser.parse_args(argv)
-    if not arguments.tree.is_dir():
+    if arguments.hostile:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import hostile
+
+        given = argv if argv is not None else sys.argv
+        jobs = [arguments.jobs] if "-j" in given or "--jobs" in given else [1, 2]
+        timeout = arguments.timeout if arguments.timeout != DEFAULT_STEP_TIMEOUT_S else 600.0
+        return hostile.main(arguments.scale, jobs, arguments.format, timeout, arguments.python)
+    if arguments.tree is None or not arguments.tree.is_dir():
         parser.error(f"{arguments.tree} is not a directory")
     with tempfile.TemporaryDirectory(prefix="ms-migrate-stress-") as scratch:
         report = stress(

@@ -129,3 +129,17 @@ def test_compile_and_fixed_point_detection_on_real_files(tmp_path: Path) -> None
         "good.py": "changed",
         "new.py": "added",
     }
+
+
+def test_the_hostile_input_suite_passes_at_small_sizes() -> None:
+    """scripts/hostile.py, as `stress.py --hostile --scale small` runs it, on `check` (reads
+    everything, writes nothing) and `upgrade` (writes), with -j 1 and -j 2."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import hostile
+
+    runs = hostile.run_all("small", [1, 2], timeout=300, python=sys.executable, commands=["check", "upgrade"])
+    assert len(runs) == len(hostile.CASES) * 4
+    assert [run for run in runs if run.problem] == []
+    assert all(run.hostile_unchanged for run in runs)
+    assert all(run.tree_unchanged for run in runs if run.command == "check")
+    assert {run.exit for run in runs if run.case == "fifo beside a step"} == {2}
