@@ -59,9 +59,9 @@ class IgnoreFile:
         return bool(self.names or self.paths or self.suffixes or self.globs)
 
     def decide(self, relative: str, is_dir: bool) -> Optional[bool]:
-        """As pathspec's GitIgnoreSpec folds its matches: in pattern order, each match replaces
-        the one before unless it re-includes through a folder above the path (a match on a
-        folder, priority 1) what a match on the path itself (priority 2) ignored."""
+        """As pathspec's GitIgnoreSpec decides: the last pattern that matches the path itself
+        (priority 2) wins; without one, the last that matches it through a folder above it, or
+        as a folder (priority 1)."""
         parts = relative.split("/")
         last = len(parts) - 1
         matches: dict[int, tuple[bool, int]] = {}  # pattern index -> (ignores, priority)
@@ -97,13 +97,11 @@ class IgnoreFile:
                     if match is not None:
                         priority = 1 if match.match.groupdict().get(_DIR_MARK) else 2
                         matches[self.glob_index[position]] = (pattern.include, priority)
-        decision: Optional[bool] = None
-        best = 0
-        for index in sorted(matches):
-            include, priority = matches[index]
-            if (include and priority == 1) or priority >= best:
-                decision, best = include, priority
-        return decision
+        if not matches:
+            return None
+        # A match on the path itself outranks one through a folder above it; of equals, the last.
+        index = max(matches, key=lambda index: (matches[index][1], index))
+        return matches[index][0]
 
     def without_matches_of(self, folders: Sequence[str]) -> IgnoreFile:
         """The same patterns less those that ignore one of ``folders`` (paths from this file's
