@@ -50,6 +50,9 @@ GRAD_OPERATION = frozenset(
 FUNCTIONAL_PARAMETERS = ("grad_position", "weights", "has_aux", "return_ids", "sens_param")
 FUNCTIONAL_DEFAULTS = {"grad_position": 0, "weights": None, "has_aux": False, "sens_param": False}
 GRAD_OPERATION_PARAMETERS = ("get_all", "get_by_list", "sens_param")
+# The bytes a file with a grad site holds, for a lint rule's prefilter: `grad(` and
+# `value_and_grad(`, a GradOperation, and `grad as g` for an aliased import.
+GRAD_SITE_TOKENS = ("grad(", "GradOperation", "grad as")
 
 STOP_GRADIENT = frozenset(
     {f"{module}.stop_gradient" for module in _FUNCTIONAL_MODULES[1:]}

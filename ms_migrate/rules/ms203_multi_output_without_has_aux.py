@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterable
 
 from ms_migrate.analysis.autodiff import (
+    GRAD_SITE_TOKENS,
     AutodiffFile,
     Differentiated,
     Function,
@@ -101,7 +102,7 @@ class MultiOutputWithoutHasAux(Rule):
     kind = "lint"
     severity = Severity.WARNING
     targets = VersionRange()
-    prefilter = ("grad(", "GradOperation", "grad as")  # `grad as g` for an aliased import
+    prefilter = GRAD_SITE_TOKENS
     examples = Examples(
         valid=(
             Example(FORWARD + "grad_fn = ms.value_and_grad(forward_fn, None, weights, has_aux=True)\n"),

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 from typing import Optional, Union
 
-from ms_migrate.analysis.autodiff import CELL, PARAMETER_TUPLE, AutodiffFile, describe
+from ms_migrate.analysis.autodiff import CELL, GRAD_SITE_TOKENS, PARAMETER_TUPLE, AutodiffFile, describe
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
@@ -51,7 +51,7 @@ class EmptyWeights(Rule):
     kind = "lint"
     severity = Severity.WARNING
     targets = VersionRange()
-    prefilter = ("grad(", "GradOperation", "grad as")  # `grad as g` for an aliased import
+    prefilter = GRAD_SITE_TOKENS
     examples = Examples(
         valid=(
             Example(

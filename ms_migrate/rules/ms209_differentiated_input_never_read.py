@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Optional
 
-from ms_migrate.analysis.autodiff import AutodiffFile, Differentiated, GradSite, sites_with_functions
+from ms_migrate.analysis.autodiff import (
+    GRAD_SITE_TOKENS,
+    AutodiffFile,
+    Differentiated,
+    GradSite,
+    sites_with_functions,
+)
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -41,7 +47,7 @@ class DifferentiatedInputNeverRead(Rule):
     kind = "lint"
     severity = Severity.WARNING
     targets = VersionRange()
-    prefilter = ("grad(", "GradOperation", "grad as")  # `grad as g` for an aliased import
+    prefilter = GRAD_SITE_TOKENS
     examples = Examples(
         valid=(
             Example(
