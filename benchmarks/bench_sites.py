@@ -15,26 +15,11 @@ import sys
 import time
 
 import libcst as cst
+from bench_scaling import HEADER, STEP  # the same train step, one file of N of them
 
 from ms_migrate.engine import migrate_text
 from ms_migrate.versions import Version
 
-HEADER = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
-STEP = """class Step{index}(nn.Cell):
-    def __init__(self, network, optimizer):
-        super().__init__()
-        self.network = network
-        self.optimizer = optimizer
-        self.grad = C.GradOperation(get_by_list=True)
-
-    def construct(self, x, y):
-        loss = self.network(x, y)
-        grads = self.grad(self.network, self.optimizer.parameters)(x, y)
-        self.optimizer(grads)
-        return loss
-
-
-"""
 SITES = (50, 400, 3_200)
 GOAL = 1.3  # largest / smallest per-site cost
 
