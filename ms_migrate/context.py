@@ -88,6 +88,8 @@ class FileContext:
         import of its own): every rule asks this one question, the same way."""
         from ms_migrate.analysis.names import enclosing_scopes
 
+        if self.resolver.qualified_name(node) is None:
+            return None  # most nodes: no import binds their root, and no scope need be walked
         return self.resolver.qualified_name(node, enclosing_scopes(self.parents, node))
 
     @cached_property
