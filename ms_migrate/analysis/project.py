@@ -28,16 +28,70 @@ from ms_migrate.sources import SourceError, read_guarded
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
+# MindSpore's train-step bases, whose __init__ starts `(network, optimizer, ...)` and keeps
+# `self.network = network` (nn/wrap/cell_wrapper.py, nn/wrap/loss_scale.py, boost/).
+MINDSPORE_TRAIN_STEP_INIT = {
+    name: ("network", "optimizer", "sens")
+    for name in (
+        "TrainOneStepCell",
+        "TrainOneStepWithLossScaleCell",
+        "BoostTrainOneStepCell",
+        "BoostTrainOneStepWithLossScaleCell",
+    )
+}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A construct's parameters after ``self``, as GRAPH mode's grad counts them."""
+
+    positional: int  # positional parameters
+    required: int  # of them, those without a default
+    varargs: bool  # `*inputs`
+    keyword_only: bool  # parameters after `*` or `*inputs`
+
+    @classmethod
+    def of(cls, function: ast.FunctionDef) -> Signature:
+        arguments = function.args
+        positional = len(arguments.posonlyargs) + len(arguments.args) - 1  # self
+        return cls(
+            positional=max(positional, 0),
+            required=max(positional - len(arguments.defaults), 0),
+            varargs=arguments.vararg is not None,
+            keyword_only=bool(arguments.kwonlyargs),
+        )
+
+    def indirect(self, given: Optional[int]) -> Optional[str]:
+        """Why GRAPH mode cannot differentiate the network called with ``given`` positional
+        arguments directly: "varargs", "defaults" (the call leaves out a defaulted parameter:
+        "The parameters number of the function is 3, but the number of provided arguments is
+        2"), or "" when it can. None when ``given`` is unknown (a starred argument)."""
+        if self.varargs:
+            return "varargs"
+        if self.keyword_only:
+            return "defaults"
+        if given is None:  # a call that passes too few or too many fails under GradOperation too
+            return "" if self.required == self.positional else None
+        return "defaults" if given < self.positional else ""
 
 
 @dataclass(frozen=True)
 class ClassFacts:
     name: str
     bases: tuple[str, ...]
-    construct_varargs: Optional[bool]  # None: no construct of its own
+    construct: Optional[Signature]  # None: no construct of its own
     init_params: tuple[str, ...]  # positional parameters of __init__ after self
     attributes: dict[str, tuple[str, str]]  # self.x = param / Class(...): ("param"|"class", name)
     assigned: frozenset[str] = frozenset()  # every `self.x` assigned anywhere, and the methods
+    # `super().__init__(...)` in __init__: the __init__ parameter each positional argument is
+    # ("" for anything else), and the same for keyword arguments; None without such a call.
+    # Absent __init__ (``has_init`` False): instantiations call the base's __init__ as they are.
+    super_args: Optional[tuple[tuple[str, ...], dict[str, str]]] = None
+    has_init: bool = False
+
+    @property
+    def construct_varargs(self) -> Optional[bool]:
+        return None if self.construct is None else self.construct.varargs
 
 
 Call = tuple[list[set[str]], dict[str, set[str]]]  # (positional argument classes, keyword ones)
@@ -179,18 +233,51 @@ def last_name(node: ast.AST) -> Optional[str]:
     return None
 
 
+def _super_init_args(
+    init: ast.FunctionDef, params: Sequence[str]
+) -> Optional[tuple[tuple[str, ...], dict[str, str]]]:
+    """What `super().__init__(...)` (or `super(Cls, self).__init__(...)`) passes on of
+    ``init``'s own parameters; None without one such call."""
+    found = [
+        node
+        for node in walk(init)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    ]
+    if len(found) != 1:
+        return None
+    call = found[0]
+
+    def param(value: ast.expr) -> str:
+        return value.id if isinstance(value, ast.Name) and value.id in params else ""
+
+    if any(isinstance(value, ast.Starred) for value in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    return tuple(param(value) for value in call.args), {k.arg: param(k.value) for k in call.keywords if k.arg}
+
+
 def _class_facts(node: ast.ClassDef) -> ClassFacts:
     bases = tuple(name for name in (last_name(base) for base in node.bases) if name)
-    construct: Optional[bool] = None
+    construct: Optional[Signature] = None
     init_params: tuple[str, ...] = ()
     attributes: dict[str, tuple[str, str]] = {}
+    super_args = None
+    has_init = False
     for item in node.body:
         if not isinstance(item, ast.FunctionDef):
             continue
         if item.name == "construct":
-            construct = item.args.vararg is not None
+            construct = Signature.of(item)
         elif item.name == "__init__":
+            has_init = True
             init_params = tuple(arg.arg for arg in [*item.args.posonlyargs, *item.args.args][1:])
+            super_args = _super_init_args(item, init_params)
             for statement in walk_statements(item):
                 if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
                     continue
@@ -221,7 +308,9 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
         if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
     )
     methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return ClassFacts(node.name, bases, construct, init_params, attributes, assigned | methods)
+    return ClassFacts(
+        node.name, bases, construct, init_params, attributes, assigned | methods, super_args, has_init
+    )
 
 
 def _own_nodes(scope: ast.AST) -> Iterable[ast.AST]:
@@ -506,18 +595,29 @@ class ProjectIndex:
             found += [(path, item) for item in self._file(path).classes_named(original)]
         return found
 
-    def construct_varargs(self, located: Located, depth: int = 0) -> Optional[bool]:
-        """Whether a class's construct (own or inherited) takes *args; None if unknown."""
+    def construct_signatures(self, located: Located, depth: int = 0) -> set[Optional[Signature]]:
+        """The construct a class has, its own or inherited: a signature per candidate (None: one
+        not known)."""
         where, facts = located
-        if facts.construct_varargs is not None:
-            return facts.construct_varargs
-        if depth > 2 * _DEPTH:
-            return None
-        inherited: set[Optional[bool]] = set()
+        if facts.construct is not None:
+            return {facts.construct}
+        if depth > 2 * _DEPTH or not facts.bases:
+            return {None}
+        found: set[Optional[Signature]] = set()
         for base in facts.bases:
             bases = self.resolve(base, where)
-            inherited |= {self.construct_varargs(item, depth + 1) for item in bases} or {None}
-        return _combine(inherited) if inherited else None
+            found |= (
+                set().union(*(self.construct_signatures(item, depth + 1) for item in bases))
+                if bases
+                else {None}
+            )
+        return found
+
+    def construct_varargs(self, located: Located) -> Optional[bool]:
+        """Whether a class's construct (own or inherited) takes *args; None if unknown."""
+        return _combine(
+            {None if item is None else item.varargs for item in self.construct_signatures(located)}
+        )
 
     def inherited_base(
         self, class_name: str, bases: Iterable[str], untouched: Iterable[str], depth: int = 0
@@ -549,30 +649,68 @@ class ProjectIndex:
         candidates = found - {None}
         return candidates.pop() if len(candidates) == 1 and None not in found else None
 
-    def _name_varargs(self, name: str, where: Optional[Path]) -> Optional[bool]:
-        if name == "?":
-            return None
-        located = self.resolve(name, where)
-        return _combine({self.construct_varargs(item) for item in located}) if located else None
+    def _name_signatures(self, name: str, where: Optional[Path]) -> set[Optional[Signature]]:
+        located = self.resolve(name, where) if name != "?" else []
+        if not located:
+            return {None}
+        return set().union(*(self.construct_signatures(item) for item in located))
 
-    def attribute_varargs(self, class_name: str, attribute: str) -> Optional[bool]:
-        """Whether ``self.<attribute>`` of class ``class_name`` (defined in the file being migrated)
-        is a network whose construct takes *args."""
+    def attribute_signatures(self, class_name: str, attribute: str) -> set[Optional[Signature]]:
+        """The construct signatures ``self.<attribute>`` of class ``class_name`` (defined in the
+        file being migrated) can have: the class it is built from, or the classes of the argument
+        every instantiation passes for the ``__init__`` parameter it is, own or inherited (None
+        in the set: a candidate not known)."""
         owners = self.local.classes_named(class_name)
         if len(owners) != 1:
-            return None
+            return {None}
         owner = owners[0]
-        kind, value = owner.attributes.get(attribute, ("unknown", ""))
+        source = self._attribute_source((None, owner), attribute, 0)
+        if source is None:
+            return {None}
+        kind, value, where, params = source
         if kind == "class":
-            return self._name_varargs(value, None)
-        if kind != "param":
-            return None
-        position = owner.init_params.index(value)
-        answers: set[Optional[bool]] = set()
-        for where, (positional, keywords) in self._instantiations(owner):
+            return self._name_signatures(value, where)
+        position = params.index(value)
+        answers: set[Optional[Signature]] = set()
+        for called_in, (positional, keywords) in self._instantiations(owner):
             names = positional[position] if position < len(positional) else keywords.get(value, {"?"})
-            answers |= {self._name_varargs(name, where) for name in names}
-        return _combine(answers) if answers else None
+            for name in names:
+                answers |= self._name_signatures(name, called_in)
+        return answers or {None}
+
+    def _attribute_source(
+        self, located: Located, attribute: str, depth: int
+    ) -> Optional[tuple[str, str, Optional[Path], tuple[str, ...]]]:
+        """Where ``self.<attribute>`` of a class comes from: ("class", its class's name, the file
+        that names it, ()) or ("param", the __init__ parameter whose argument it is, None, the
+        parameters an instantiation binds); None if not known. A subclass without an __init__
+        passes its arguments to the base's; one with an __init__ through `super().__init__`."""
+        where, facts = located
+        if attribute in facts.attributes:
+            kind, value = facts.attributes[attribute]
+            if kind == "class":
+                return ("class", value, where, ())
+            return ("param", value, None, facts.init_params) if kind == "param" else None
+        if depth > _DEPTH or len(facts.bases) != 1:
+            return None
+        parents = self.resolve(facts.bases[0], where)
+        if len(parents) > 1:
+            return None
+        if parents:
+            found = self._attribute_source(parents[0], attribute, depth + 1)
+        elif facts.bases[0] in MINDSPORE_TRAIN_STEP_INIT and attribute == "network":
+            found = ("param", "network", None, MINDSPORE_TRAIN_STEP_INIT[facts.bases[0]])
+        else:
+            return None
+        if found is None or found[0] == "class" or not facts.has_init:
+            return found
+        if facts.super_args is None:
+            return None
+        _, base_param, _, base_params = found
+        positional, keywords = facts.super_args
+        index = base_params.index(base_param)
+        mine = positional[index] if index < len(positional) else keywords.get(base_param, "")
+        return ("param", mine, None, facts.init_params) if mine else None
 
     def _instantiations(
         self, owner: ClassFacts

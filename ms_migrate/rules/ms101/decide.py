@@ -16,7 +16,7 @@ from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.ms101.analysis import Application, GradOpSite, ModuleAnalysis, analyse
-from ms_migrate.rules.ms101.plan import NetworkVarargs, Plan, plan_site
+from ms_migrate.rules.ms101.plan import INDIRECT, NetworkShape, Plan, plan_site
 from ms_migrate.rules.ms101.reasons import left_alone, note
 
 CODE = "MS101"
@@ -52,7 +52,8 @@ def describe(plan: Plan, function: str) -> str:
         sens = ", sens_param=True"
     elif plan.scaled_by is not None:
         sens = f", sens by scaling the forward ({plan.aux})"
-    wrapped = ", through a def (construct takes *args)" if plan.wrapper else ""
+    why = {"varargs": "construct takes *args", "defaults": "the call leaves out defaulted parameters"}
+    wrapped = f", through a def ({why[plan.wrapper_for]})" if plan.wrapper else ""
     origin = f"self.{plan.site.name} from {plan.site.inherited_from}: " if plan.site.inherited_from else ""
     return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
 
@@ -66,17 +67,25 @@ def decide(ctx: FileContext) -> Decision:
     return decision
 
 
-def _varargs_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkVarargs:
-    def network_varargs(site: GradOpSite, application: Application, net: ast.expr) -> Optional[bool]:
+def _shape_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkShape:
+    def network_shape(
+        site: GradOpSite, application: Application, net: ast.expr, given: Optional[int]
+    ) -> Optional[str]:
         is_self_attribute = isinstance(net, ast.Attribute) and getattr(net.value, "id", None) == "self"
         if not is_self_attribute:
             return None
         owner = analysis.enclosing_class(application.function)
         if owner is None:
             return None
-        return project.attribute_varargs(owner.name, net.attr)
+        signatures = project.attribute_signatures(owner.name, net.attr)  # type: ignore[attr-defined]
+        answers = {None if item is None else item.indirect(given) for item in signatures}
+        # A def around the network is exact whatever its class; any candidate that needs one gets it.
+        needed = [shape for shape in INDIRECT if shape in answers]
+        if needed:
+            return needed[0]
+        return "" if answers == {""} else None
 
-    return network_varargs
+    return network_shape
 
 
 def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) -> list[Plan]:
@@ -87,7 +96,7 @@ def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) ->
     refusals = decision.diagnostics
     plans: list[Plan] = []
     touched: set[int] = set()
-    lookup = _varargs_lookup(analysis, project)
+    lookup = _shape_lookup(analysis, project)
     for site in analysis.sites:
         lines = {site.line, *(application.line for application in site.applications)}
         if any(ctx.suppressed(CODE, line) for line in lines):

@@ -81,10 +81,16 @@ class Plan:
     scaled_by: Optional[ast.Name] = None  # sens applied by scaling the forward output
     aux: str = "has_aux"  # scaled form: "has_aux" (2.0+) or "stop_gradient" (1.8-1.10)
     forward: Optional[ForwardMatch] = None  # a forward call merged into value_and_grad
-    wrapper: bool = False  # differentiate a def around the network (construct takes *inputs)
+    # Differentiate a def around the network, which GRAPH mode cannot differentiate directly:
+    # "varargs" (construct takes *inputs) or "defaults" (the call leaves out defaulted ones).
+    wrapper_for: str = ""
     wrap_single: bool = False  # get_all on one input: GradOperation returns a 1-tuple
     removals: list[Statement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def wrapper(self) -> bool:
+        return bool(self.wrapper_for)
 
     @property
     def function_name(self) -> str:
@@ -328,15 +334,18 @@ def _is_fill_like(value: ast.expr) -> bool:
     return False
 
 
-# Whether the differentiated network's construct takes *args: True, False, or None (unknown).
-NetworkVarargs = Callable[[GradOpSite, Application, ast.expr], Optional[bool]]
+# Why GRAPH mode cannot differentiate the network called with N positional arguments (None: a
+# starred one) directly: "varargs", "defaults", "" (it can), or None (its class is not known).
+NetworkShape = Callable[[GradOpSite, Application, ast.expr, Optional[int]], Optional[str]]
+INDIRECT = ("varargs", "defaults")
+_INDIRECT_WHY = {"varargs": "takes *inputs", "defaults": "has defaulted parameters this call leaves out"}
 
 
 def plan_site(
     analysis: ModuleAnalysis,
     site: GradOpSite,
     target: Version,
-    network_varargs: Optional[NetworkVarargs] = None,
+    network_shape: Optional[NetworkShape] = None,
 ) -> Union[list[Plan], Diagnostic]:
     """One plan per application of the op, or the reason the site is left alone.
 
@@ -360,7 +369,7 @@ def plan_site(
         return left_alone(line, "MSR012")
     plans: list[Plan] = []
     for application in site.applications:
-        outcome = _plan_application(analysis, site, application, target, network_varargs)
+        outcome = _plan_application(analysis, site, application, target, network_shape)
         if isinstance(outcome, Diagnostic):
             if len(site.applications) > 1:
                 detail = outcome.message.split(": ", 1)[-1] if ": " in outcome.message else ""
@@ -397,13 +406,13 @@ def _plan_application(
     site: GradOpSite,
     application: Application,
     target: Version,
-    network_varargs: Optional[NetworkVarargs],
+    network_shape: Optional[NetworkShape],
 ) -> Union[Plan, Diagnostic]:
     """The pipeline, each step a question whose answer is a value or a Refusal: where the op is
     applied, what it differentiates, what the grad function is called with, which positions it
     returns, whether the loss scale moves into the forward, which forward merges, and whether a
     `*inputs` network needs a def around it."""
-    outcome = _planned(analysis, site, application, target, network_varargs)
+    outcome = _planned(analysis, site, application, target, network_shape)
     if isinstance(outcome, Refusal):
         return left_alone(site.line, outcome.code, outcome.detail)
     return outcome
@@ -414,7 +423,7 @@ def _planned(
     site: GradOpSite,
     application: Application,
     target: Version,
-    network_varargs: Optional[NetworkVarargs],
+    network_shape: Optional[NetworkShape],
 ) -> Union[Plan, Refusal]:
     spelling = spelling_for(target)
     flags = site.flags
@@ -434,15 +443,16 @@ def _planned(
         return positions
     position, wrap_single = positions
     set_grad = set_grad_on(analysis, net, application.function)
-    varargs = network_varargs(site, application, net) if network_varargs is not None else None
-    scaled = _scaled(application, flags, spelling.sens, call, net, varargs, target)
+    given = None if any(arg.star for arg in call.inputs) else len(call.inputs)
+    shape = network_shape(site, application, net, given) if network_shape is not None else None
+    scaled = _scaled(application, flags, spelling.sens, call, net, shape, target)
     if isinstance(scaled, Refusal):
         return scaled
-    merged = _merged_forward(analysis, application, net, call, scaled, wrap_single, set_grad, target)
+    merged = _merged_forward(analysis, application, net, call, scaled, wrap_single, set_grad, shape, target)
     if isinstance(merged, Refusal):
         return merged
     forward, notes, separate_forward = merged
-    wrapped = _wrapped(application, net, call, varargs, scaled, set_grad, separate_forward, forward, position)
+    wrapped = _wrapped(application, net, call, shape, scaled, set_grad, separate_forward, forward, position)
     if isinstance(wrapped, Refusal):
         return wrapped
     wrapper, note = wrapped
@@ -459,7 +469,7 @@ def _planned(
         scaled_by=call.sens if scaled else None,  # type: ignore[arg-type]
         aux="has_aux" if spelling.module == "mindspore" else "stop_gradient",
         forward=forward,
-        wrapper=wrapper,
+        wrapper_for=wrapper,
         wrap_single=wrap_single,
         notes=notes,
     )
@@ -557,17 +567,18 @@ def _scaled(
     sens_spelling: Optional[str],
     call: _Call,
     net: ast.expr,
-    varargs: Optional[bool],
+    shape: Optional[str],
     target: Version,
 ) -> Union[bool, Refusal]:
     """Whether the loss scale moves into a def that scales the forward's output. Below 2.8 there
     is no sens_param, so every sens does; a network GRAPH mode cannot differentiate directly
-    (`*inputs`) also needs a def, and takes it when its sens is the fill of its own output."""
+    (`*inputs`, defaulted parameters left out) also needs a def, and takes it when its sens is
+    the fill of its own output."""
     sens = call.sens
     scaled = flags.sens_param and sens_spelling != "sens_param"
     if (
         flags.sens_param
-        and varargs is True
+        and shape in INDIRECT
         and isinstance(sens, ast.Name)
         and not call.tuple_sens
         and _sens_problem(application, sens, net, call.inputs) is None
@@ -598,11 +609,13 @@ def _merged_forward(
     scaled: bool,
     wrap_single: bool,
     set_grad: bool,
+    shape: Optional[str],
     target: Version,
 ) -> Union[tuple[Optional[ForwardMatch], list[str], bool], Refusal]:
     """The forward call that merges into value_and_grad (None: none does), the notes that says,
     and whether the function runs the network elsewhere too. A merge changes how often the
-    forward runs, so it needs set_grad() on exactly the differentiated network."""
+    forward runs, so it needs set_grad() on exactly the differentiated network (PYNATIVE) and
+    arguments that are one tensor in both calls (GRAPH)."""
     statement = application.statement
     assert statement is not None
     forward: Optional[ForwardMatch] = None
@@ -614,6 +627,14 @@ def _merged_forward(
             analysis, application, net, call.inputs, call.inputs if scaled else call.args, carry
         )
     notes: list[str] = []
+    unshared = unshared_argument(application.function, call.inputs) if forward is not None else None
+    if unshared is not None and scaled:
+        return Refusal(
+            "MSR018", f"the forward's argument `{unshared}` is not one tensor shared with the grad call"
+        )
+    if unshared is not None and set_grad:
+        forward = None
+        notes.append("MSN005")
     other = other_set_grad(analysis, net, application.function)
     if other is not None:
         return Refusal("MSR016", f"set_grad() is called on {code_of(other)}, not on {code_of(net)}")
@@ -636,7 +657,8 @@ def _merged_forward(
         if not set_grad:
             return Refusal("MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
         if forward is None or not forward.carried or not isinstance(forward.target, ast.Name):
-            why = f" ({code_of(net)} takes *inputs)" if spelling_for(target).sens == "sens_param" else ""
+            indirect = spelling_for(target).sens == "sens_param" and shape in INDIRECT
+            why = f" ({code_of(net)} {_INDIRECT_WHY[shape]})" if indirect and shape else ""
             return Refusal(
                 "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
             )
@@ -650,33 +672,98 @@ def _wrapped(
     application: Application,
     net: ast.expr,
     call: _Call,
-    varargs: Optional[bool],
+    shape: Optional[str],
     scaled: bool,
     set_grad: bool,
     separate_forward: bool,
     forward: Optional[ForwardMatch],
     position: GradPosition,
-) -> Union[tuple[bool, Optional[str]], Refusal]:
-    """Whether a `construct(*inputs)` network is differentiated through a def around it, and the
-    note for a network whose signature is not known (MSN003)."""
+) -> Union[tuple[str, Optional[str]], Refusal]:
+    """Why the network is differentiated through a def around it ("varargs", "defaults"; "": it
+    is not), and the note for a network whose signature is not known (MSN003)."""
     inputs = call.inputs
-    if varargs is True and not scaled:
+    if shape in INDIRECT and not scaled:
+        assert shape is not None
+        code = "MSR015" if shape == "varargs" else "MSR017"
         if separate_forward and forward is None:
             why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
-            return Refusal("MSR015", f"{code_of(net)} also runs a separate forward here, {why}")
+            return Refusal(code, f"{code_of(net)} also runs a separate forward here, {why}")
         packed = len(inputs) == 1 and inputs[0].star == "*"
         if any(arg.star for arg in inputs) and not packed:
-            return Refusal("MSR015", "mixed starred and plain inputs")
+            return Refusal(code, "mixed starred and plain inputs")
         if packed and position is not None:
-            return Refusal("MSR015", "input gradients through packed *inputs")
-        return True, None
+            return Refusal(code, "input gradients through packed *inputs")
+        return shape, None
     if (
-        varargs is None
+        shape is None
         and not scaled
         and (any(arg.star for arg in call.args) or _takes_varargs(application.function))
     ):
-        return False, "MSN003"
-    return False, None
+        return "", "MSN003"
+    return "", None
+
+
+def unshared_argument(function: Optional[Function], inputs: Sequence[Argument]) -> Optional[str]:
+    """The first of ``inputs`` that may not be one tensor both the forward and the grad call
+    get, as code; None when each is.
+
+    In GRAPH mode the legacy forward and the forward GradOperation runs are one computation only
+    when each argument is the same tensor: with a None, a number, a tuple, an attribute or an
+    expression written out in both calls, the legacy step runs the network twice (measured on
+    MindSpore 2.10: BatchNorm statistics and dropout then differ from one merged
+    value_and_grad). A tensor here is a parameter without a default (or the `*inputs` it
+    unpacks), or a local that every assignment in the function gives a computed value."""
+    if function is None:
+        return code_of(inputs[0].value) if inputs else None
+    arguments_ = function.args
+    positional = [*arguments_.posonlyargs, *arguments_.args]
+    defaulted = {item.arg for item in positional[len(positional) - len(arguments_.defaults) :]}
+    defaulted |= {
+        item.arg
+        for item, default in zip(arguments_.kwonlyargs, arguments_.kw_defaults)
+        if default is not None
+    }
+    parameters = {item.arg for item in [*positional, *arguments_.kwonlyargs]} - defaulted
+    assigned = _computed_locals(function)
+    for argument in inputs:
+        value = argument.value
+        if argument.star:
+            vararg = arguments_.vararg
+            unpacked = isinstance(value, ast.Name) and vararg is not None and value.id == vararg.arg
+            if argument.star == "*" and unpacked and value.id not in assigned:  # type: ignore[attr-defined]
+                continue
+            return code_of(value)
+        if not isinstance(value, ast.Name) or value.id in defaulted:
+            return code_of(value)
+        computed = assigned.get(value.id, value.id in parameters)
+        if not computed:
+            return code_of(value)
+    return None
+
+
+# What a local assigned from one of these holds is a tensor the function computed.
+_COMPUTED = (ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp)
+
+
+def _computed_locals(function: Function) -> dict[str, bool]:
+    """Each name bound in ``function`` -> whether every binding gives it a computed value
+    (`x = f(x)`, `x = inputs[0]`, `x, y = inputs`), not a literal, an attribute, a loop variable."""
+    found: dict[str, bool] = {}
+
+    def bind(target: ast.AST, computed: bool) -> None:
+        for name in variable_names(target):
+            found[name] = found.get(name, True) and computed
+
+    for node in walk(function):
+        if isinstance(node, ast.Assign):
+            unpacks = isinstance(node.value, (ast.Call, ast.Subscript, ast.Name))
+            for target in node.targets:
+                bind(target, isinstance(node.value, _COMPUTED) if isinstance(target, ast.Name) else unpacks)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            bind(node.target, False)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bind(node.optional_vars, False)
+    return found
 
 
 def _takes_varargs(function: Optional[Function]) -> bool:

@@ -137,6 +137,30 @@ REASONS: dict[str, Reason] = registry(
         "on another Cell (perhaps part of the network), MindSpore 2.10 gives different gradients "
         "for GradOperation and mindspore.grad, so no functional form is exact.",
     ),
+    Reason(
+        "MSR017",
+        "defaulted-parameter-left-out",
+        "the network's construct has a defaulted parameter the call leaves out, which GRAPH mode "
+        "cannot differentiate directly",
+        "GradOperation differentiates `construct(self, x, y, weight=None)` called with two "
+        "arguments; mindspore.grad and value_and_grad on the Cell fail in GRAPH mode (\"The "
+        "parameters number of the function is 3, but the number of provided arguments is 2\"). "
+        "A def that passes exactly the call's arguments is exact when it runs the only forward "
+        "pass: no separate forward, or one merged into value_and_grad with set_grad() called on "
+        "the network. Other shapes are left alone.",
+    ),
+    Reason(
+        "MSR018",
+        "forward-count-differs",
+        "an argument of the forward is not one tensor shared with the grad call, so GRAPH mode ran "
+        "the legacy forward twice",
+        "In GRAPH mode the legacy forward and GradOperation's forward are one computation when "
+        "each argument is the same tensor. With a None, a Python number, a tuple, a tensor "
+        "attribute or an expression written out in both calls, the network runs twice per step, "
+        "and BatchNorm statistics and Dropout masks follow from that. The scaled-forward form "
+        "(loss scale before 2.8, or a network GRAPH mode cannot differentiate directly) runs it "
+        "once, so the site is left alone.",
+    ),
 )
 
 _NOTE_TEXTS = {
@@ -148,9 +172,14 @@ _NOTE_TEXTS = {
     "with GradOperation; if only the first output is the loss, value_and_grad(..., has_aux=True) "
     "is probably what was meant (a deliberate change of numbers, not made here).",
     "MSN003": "the network's class was not found among the files of this run; if its construct "
-    "takes *args, GRAPH mode rejects grad/value_and_grad on it (\"The parameters number of the "
+    "takes *args, or has defaulted parameters the call leaves out, GRAPH mode rejects "
+    "grad/value_and_grad on it (\"The parameters number of the "
     "function is N, but the number of provided arguments is M\"); run the tool over the file that "
     "defines it too, or check in GRAPH mode.",
+    "MSN005": "the forward call stays separate: an argument it shares with the grad call is not "
+    "one tensor (a None, a number, a tuple, an attribute or an expression written in both), so in "
+    "GRAPH mode the legacy code ran the forward twice per step, and one merged value_and_grad "
+    "would change BatchNorm statistics and Dropout masks.",
 }
 
 NOTES: dict[str, Note] = {code: Note(code, text) for code, text in _NOTE_TEXTS.items()}
