@@ -27,6 +27,8 @@ from ms_migrate.diagnostics import line_of, line_starts
 from ms_migrate.sources import SourceError, read_guarded
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
+_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_CAPITALISED = re.compile(rb"\b([A-Z]\w*)\b")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
 # MindSpore's train-step bases, whose __init__ starts `(network, optimizer, ...)` and keeps
 # `self.network = network` (nn/wrap/cell_wrapper.py, nn/wrap/loss_scale.py, boost/).
@@ -88,6 +90,7 @@ class ClassFacts:
     # Absent __init__ (``has_init`` False): instantiations call the base's __init__ as they are.
     super_args: Optional[tuple[tuple[str, ...], dict[str, str]]] = None
     has_init: bool = False
+    mentioned: frozenset[str] = frozenset()  # every `self.x` the class's methods mention
 
     @property
     def construct_varargs(self) -> Optional[bool]:
@@ -308,8 +311,21 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
         if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
     )
     methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    mentioned = frozenset(
+        item.attr
+        for item in walk(node)
+        if isinstance(item, ast.Attribute) and getattr(item.value, "id", None) == "self"
+    )
     return ClassFacts(
-        node.name, bases, construct, init_params, attributes, assigned | methods, super_args, has_init
+        node.name,
+        bases,
+        construct,
+        init_params,
+        attributes,
+        assigned | methods,
+        super_args,
+        has_init,
+        mentioned,
     )
 
 
@@ -395,9 +411,13 @@ def _scope_calls(scope: Scope) -> Calls:
 
 
 def call_names(data: bytes) -> set[str]:
-    """The capitalised names a file's bytes call (``Name(``), as the index finds its classes'
-    instantiations: a file that gains such a call may change what the index answers."""
-    return {name.decode("ascii", "replace") for name in _CALL.findall(data)}
+    """The capitalised names a file's bytes call (``Name(``) or derive a class from (``class
+    X(Name)``), as the index finds its classes' instantiations and subclasses: a file that gains
+    such a call or subclass may change what the index answers."""
+    names = set(_CALL.findall(data))
+    for bases in _CLASS_BASES.findall(data):
+        names.update(_CAPITALISED.findall(bases))
+    return {name.decode("ascii", "replace") for name in names}
 
 
 @dataclass
@@ -638,16 +658,75 @@ class ProjectIndex:
             return None
         found: set[Optional[str]] = set()
         for base in facts.bases:
-            if base in wanted:
+            parents = self.resolve(base, where)
+            if base in wanted and not parents:  # a project's own `TrainOneStepCell` is not MindSpore's
                 found.add(base)
                 continue
-            parents = self.resolve(base, where)
             if len(parents) != 1 or parents[0][1].assigned & untouched:
                 found.add(None)
                 continue
             found.add(self._base_through(parents[0], wanted, untouched, depth + 1))
         candidates = found - {None}
         return candidates.pop() if len(candidates) == 1 and None not in found else None
+
+    def display(self, path: Path) -> str:
+        """A file of the run as the run named it."""
+        return str(self._run.given.get(path, path))
+
+    def is_user_class(self, name: str) -> bool:
+        """Whether ``name`` in the file being migrated means a class of the run (its own or
+        imported from another file), not a library's."""
+        return bool(self.resolve(name, None))
+
+    def inherited_creator(self, class_name: str, attribute: str) -> Optional[tuple[str, Optional[Path]]]:
+        """The user base class (and its file; None: this one) whose __init__ builds
+        ``self.<attribute> = SomeClass(...)`` that class ``class_name`` of the file being migrated
+        inherits, through user classes that do not assign it; None if there is none."""
+        owners = self.local.classes_named(class_name)
+        if len(owners) != 1:
+            return None
+        located: Located = (None, owners[0])
+        for _ in range(_DEPTH + 1):
+            where, facts = located
+            kind = facts.attributes.get(attribute, ("", ""))[0]
+            if located[1] is not owners[0] and kind == "class":
+                return facts.name, where
+            if kind or attribute in facts.assigned or len(facts.bases) != 1:
+                return None
+            parents = self.resolve(facts.bases[0], where)
+            if len(parents) != 1:
+                return None
+            located = parents[0]
+        return None
+
+    def subclass_mentions(self, class_name: str, attribute: str) -> list[str]:
+        """Classes in other files of the run that derive from class ``class_name`` of the file
+        being migrated (directly or through each other) and mention ``self.<attribute>``, as
+        `path:Class`. A base's grad op that such a subclass applies must stay."""
+        self._scan()
+        self._consulted.names.add(class_name)
+        found: list[str] = []
+        queue: list[tuple[Optional[Path], str]] = [(None, class_name)]
+        seen: set[tuple[Optional[Path], str]] = set(queue)
+        while queue and len(seen) <= 4 * _DEPTH:
+            defined_in, name = queue.pop(0)
+            for path in self._calls.get(name, []):
+                if path == self._local_path or name not in self._from_imported(path):
+                    continue
+                facts = self._file(path)
+                for item in facts.classes:
+                    derives = any(
+                        (where or self._local_path) == (defined_in or self._local_path) and base.name == name
+                        for base_name in item.bases
+                        for where, base in self.resolve(base_name, path)
+                    )
+                    if not derives or (path, item.name) in seen:
+                        continue
+                    seen.add((path, item.name))
+                    queue.append((path, item.name))
+                    if attribute in item.mentioned:
+                        found.append(f"{self.display(path)}:{item.name}")
+        return found
 
     def _name_signatures(self, name: str, where: Optional[Path]) -> set[Optional[Signature]]:
         located = self.resolve(name, where) if name != "?" else []

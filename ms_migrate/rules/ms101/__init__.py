@@ -17,12 +17,17 @@ Sites where exactness cannot be shown are left alone with a reason code (docs/re
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms101.reasons import NOTES, REASONS
+from ms_migrate.versions import Version
+
+# `self.x(...)(...)`: an op held on self, applied to a network and then to its inputs.
+_APPLIED_ATTRIBUTE = re.compile(r"self\.\w+\([^()]*\)\s*\(")
 
 ID = "MS101"
 TITLE = "GradOperation train step can use value_and_grad"
@@ -109,6 +114,13 @@ class GradOperationToFunctional(Rule):
             ),
         ),
     )
+
+    def applies_to(self, text: str, target: Version) -> bool:
+        """The tokens, or a grad op a class applies without creating it, `self.grad(net, w)(x)`:
+        a subclass of a train-step base in another file need not mention either."""
+        return super().applies_to(text, target) or (
+            target in self.targets and _APPLIED_ATTRIBUTE.search(text) is not None
+        )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         """Every site: converted ones carry the file's rewrite as their fix, the others a reason.

@@ -120,6 +120,7 @@ class GradOpSite:
     applications: list[Application] = field(default_factory=list)
     escapes: list[int] = field(default_factory=list)  # lines where the op is used as a value
     inherited_use: bool = False  # a subclass applies the op too
+    subclass_uses: list[str] = field(default_factory=list)  # `path:Class` in other files that do
     inherited_from: Optional[str] = None  # the MindSpore base class whose __init__ creates it
 
 
@@ -140,10 +141,19 @@ class ModuleAnalysis:
         """The TrainOneStepCell-family base of ``class_def``: a direct base, or one reached through
         user classes of the run that leave the network and the grad ops alone."""
         names = base_names(class_def)
-        direct = next((name for name in names if name in TRAIN_ONE_STEP_FAMILY), None)
+        direct = next(
+            (name for name in names if name in TRAIN_ONE_STEP_FAMILY and not self.user_class(name)), None
+        )
         if direct is not None or self.project is None:
             return direct
         return self.project.inherited_base(class_def.name, base_class_ops(), UNTOUCHED)
+
+    def user_class(self, name: str) -> bool:
+        """Whether ``name`` means a class of this file or of the run (CTSDG defines its own
+        `TrainOneStepCell`), not MindSpore's."""
+        if self.project is not None:
+            return self.project.is_user_class(name)
+        return any(isinstance(node, ast.ClassDef) and node.name == name for node in self.tree.body)
 
     def scopes_of(self, node: ast.AST) -> list[Scope]:
         return enclosing_scopes(self.parents, node)
@@ -424,6 +434,9 @@ def _collect_uses(analysis: ModuleAnalysis, site: GradOpSite, index: _Index) -> 
             else:  # a subclass applies the op too
                 site.inherited_use = True
                 site.escapes.append(attribute.lineno)
+        if analysis.project is not None:
+            site.subclass_uses = analysis.project.subclass_mentions(site.class_def.name, site.name or "")
+            site.inherited_use = site.inherited_use or bool(site.subclass_uses)
         return
     if site.placement in ("module", "local"):
         for name in sorted(index.names.get(site.name or "", []), key=_position):
@@ -502,6 +515,7 @@ def _add_use(analysis: ModuleAnalysis, site: GradOpSite, reference: ast.expr) ->
 def _find_inherited_uses(analysis: ModuleAnalysis, index: _Index) -> None:
     created = {(id(site.class_def), site.name) for site in analysis.sites if site.placement == "attribute"}
     inherited_sites: dict[tuple[int, str], GradOpSite] = {}
+    reported: set[tuple[int, str]] = set()
     assigned: set[tuple[int, str]] = set()
     for attribute in index.self_attributes:
         parent = analysis.parents.get(attribute)
@@ -530,6 +544,16 @@ def _find_inherited_uses(analysis: ModuleAnalysis, index: _Index) -> None:
             continue
         base = analysis.family_base(owner)
         if base is None:
+            creator = (
+                analysis.project.inherited_creator(owner.name, attribute.attr) if analysis.project else None
+            )
+            if creator is not None and key not in reported:
+                reported.add(key)
+                name, where = creator
+                shown = "" if where is None else analysis.project.display(where)  # type: ignore[union-attr]
+                analysis.inherited.append(
+                    InheritedUse(attribute.lineno, owner.name, name, attribute.attr, shown)
+                )
             continue
         use = InheritedUse(attribute.lineno, owner.name, base, attribute.attr)
         if use.flags is None:

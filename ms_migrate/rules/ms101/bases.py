@@ -48,10 +48,18 @@ class InheritedUse:
     class_name: str
     base: str
     attribute: str = "grad"
+    # When a class of the run creates the op (not MindSpore's): its file ("" for this one).
+    defined_in: Optional[str] = None
+
+    @property
+    def from_user_class(self) -> bool:
+        return self.defined_in is not None
 
     @property
     def flags(self) -> Optional[Flags]:
         """The op's flags when the base is a MindSpore class known to create it (rules/ data)."""
+        if self.from_user_class:
+            return None
         return base_class_ops().get(self.base, {}).get(self.attribute)
 
 

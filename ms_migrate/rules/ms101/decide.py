@@ -113,7 +113,14 @@ def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) ->
         touched |= combined
         plans.extend(outcome)
     for use in analysis.inherited:
-        refusals.append(left_alone(use.line, "MSR006", f"{use.class_name} inherits from {use.base}"))
+        detail = f"{use.class_name} inherits from {use.base}"
+        if use.from_user_class:
+            where = f" in {use.defined_in}" if use.defined_in else ""
+            detail = (
+                f"{use.class_name} inherits self.{use.attribute} from {use.base}{where}, a class of "
+                "this project whose GradOperation stays while a subclass applies it"
+            )
+        refusals.append(left_alone(use.line, "MSR006", detail))
     return plans
 
 

@@ -359,7 +359,8 @@ def plan_site(
     if spelling.module is None:
         return left_alone(line, "MSR001", f"target {target}")
     if site.inherited_use:
-        return left_alone(line, "MSR003", "a subclass uses the op too")
+        where = f" ({', '.join(site.subclass_uses)})" if site.subclass_uses else ""
+        return left_alone(line, "MSR003", f"a subclass uses the op too{where}")
     if site.escapes:
         lines = ", ".join(str(number) for number in sorted(set(site.escapes)))
         return left_alone(line, "MSR003", f"line {lines}")

@@ -123,8 +123,8 @@ REASONS: dict[str, Reason] = registry(
         "varargs-network",
         "the network's construct takes *args, which GRAPH mode cannot differentiate directly",
         "mindspore.grad and value_and_grad on a Cell whose construct is `construct(self, *inputs)` "
-        "fail in GRAPH mode (\"The parameters number of the function is 1, but the number of "
-        "provided arguments is 2\"); GradOperation works. A def that calls the network is exact "
+        'fail in GRAPH mode ("The parameters number of the function is 1, but the number of '
+        'provided arguments is 2"); GradOperation works. A def that calls the network is exact '
         "only when it runs the only forward pass: no separate forward, or one merged into "
         "value_and_grad with set_grad() called on the network. Other shapes are left alone.",
     ),
@@ -143,8 +143,8 @@ REASONS: dict[str, Reason] = registry(
         "the network's construct has a defaulted parameter the call leaves out, which GRAPH mode "
         "cannot differentiate directly",
         "GradOperation differentiates `construct(self, x, y, weight=None)` called with two "
-        "arguments; mindspore.grad and value_and_grad on the Cell fail in GRAPH mode (\"The "
-        "parameters number of the function is 3, but the number of provided arguments is 2\"). "
+        'arguments; mindspore.grad and value_and_grad on the Cell fail in GRAPH mode ("The '
+        'parameters number of the function is 3, but the number of provided arguments is 2"). '
         "A def that passes exactly the call's arguments is exact when it runs the only forward "
         "pass: no separate forward, or one merged into value_and_grad with set_grad() called on "
         "the network. Other shapes are left alone.",
@@ -173,8 +173,8 @@ _NOTE_TEXTS = {
     "is probably what was meant (a deliberate change of numbers, not made here).",
     "MSN003": "the network's class was not found among the files of this run; if its construct "
     "takes *args, or has defaulted parameters the call leaves out, GRAPH mode rejects "
-    "grad/value_and_grad on it (\"The parameters number of the "
-    "function is N, but the number of provided arguments is M\"); run the tool over the file that "
+    'grad/value_and_grad on it ("The parameters number of the '
+    'function is N, but the number of provided arguments is M"); run the tool over the file that '
     "defines it too, or check in GRAPH mode.",
     "MSN005": "the forward call stays separate: an argument it shares with the grad call is not "
     "one tensor (a None, a number, a tuple, an attribute or an expression written in both), so in "
