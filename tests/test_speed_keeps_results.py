@@ -50,11 +50,15 @@ class TrainStep(nn.Cell):
 
 
 def build_tree(root: Path) -> Path:
-    """About 40 files: every third MS101 fixture (syntax error, BOM, CRLF and refusals among
-    them), the downgrade fixtures, a notebook, a three-file project and files no rule reads."""
+    """About 40 files: every third MS101 fixture (refusals among them), the downgrade fixtures,
+    a notebook, a three-file project and files no rule reads. Not the syntax-error fixture: a file
+    that fails to parse is reported afresh on every run (its error is not cached), which the
+    reruns below would count as a parse."""
     root.mkdir(parents=True, exist_ok=True)
     inputs = sorted(
-        path for path in (FIXTURES / "ms101").glob("*.py") if not path.name.endswith(".expected.py")
+        path
+        for path in (FIXTURES / "ms101").glob("*.py")
+        if not path.name.endswith(".expected.py") and path.name != "syntax_error.py"
     )
     for path in [*inputs[::3], *(FIXTURES / "downgrade").glob("*_1_9.py")]:
         shutil.copy(path, root / path.name)

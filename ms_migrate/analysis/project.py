@@ -600,19 +600,20 @@ class ProjectIndex:
             found = [path for path in found if _common_prefix(path, importer) == best]
         return found
 
-    def resolve(self, name: str, where: Optional[Path]) -> list[Located]:
-        """The classes ``name`` means in the file ``where`` (None: the file being migrated)."""
+    def resolve(self, name: str, where: Optional[Path], depth: int = 0) -> list[Located]:
+        """The classes ``name`` means in the file ``where`` (None: the file being migrated),
+        through the re-exports of a package's `__init__.py` (`from src import Step`)."""
         facts = self._file(where)
         own = [(where, item) for item in facts.classes_named(name)]
         if own:
             return own
-        if name not in facts.imports:
+        if name not in facts.imports or depth > _DEPTH:
             return []
         module, level, original = facts.imports[name]
         importer = where if where is not None else self._local_path
         found: list[Located] = []
         for path in self._module_files(module, level, importer):
-            found += [(path, item) for item in self._file(path).classes_named(original)]
+            found += self.resolve(original, path, depth + 1)
         return found
 
     def construct_signatures(self, located: Located, depth: int = 0) -> set[Optional[Signature]]:
