@@ -83,6 +83,37 @@ def test_a_varargs_network_without_set_grad_is_left_alone(tmp_path: Path) -> Non
     assert "MSR015" in output
 
 
+FACTORIES = (
+    "from src.networks import Wrapped\n\n\n"
+    "def build_network():\n    network = Wrapped()\n    return network\n\n\n"
+    "def prepare(optimizer):\n    return Wrapped(), optimizer\n"
+)
+
+
+def test_a_network_built_by_a_factory_in_another_file_is_found(tmp_path: Path) -> None:
+    """`TrainStep(build_network(), opt)`: the factory returns a `*inputs` network."""
+    train = (
+        "from src.factories import build_network\nfrom src.step import TrainStep\n\n"
+        "step = TrainStep(build_network(), None)\n"
+    )
+    project = _project(tmp_path, train)
+    (project / "src" / "factories.py").write_text(FACTORIES)
+    output, step = _upgrade(project)
+    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+
+
+def test_a_network_unpacked_from_a_helper_s_tuple_is_found(tmp_path: Path) -> None:
+    """`net, opt = prepare(...)`, then `TrainStep(net, opt)`: the first of the returned tuple."""
+    train = (
+        "from src.factories import prepare\nfrom src.step import TrainStep\n\n"
+        "def main(optimizer):\n    net, opt = prepare(optimizer)\n    return TrainStep(net, opt)\n"
+    )
+    project = _project(tmp_path, train)
+    (project / "src" / "factories.py").write_text(FACTORIES)
+    output, step = _upgrade(project)
+    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+
+
 def test_a_fixed_network_keeps_the_direct_form_without_a_note(tmp_path: Path) -> None:
     # `net` is rebound in another branch to the train step itself, as in SSD's train.py.
     train = (

@@ -107,6 +107,8 @@ class FileFacts:
     classes: list[ClassFacts] = field(default_factory=list)
     # `from module import name as local`: local -> (module, level, name)
     imports: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    # Module-level functions, for what a factory returns (`build_net()`, `net, opt = prepare()`).
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict, repr=False)
     tree: Optional[ast.Module] = field(default=None, repr=False)
     text: str = field(default="", repr=False)
     _calls: dict[frozenset[str], Calls] = field(default_factory=dict, repr=False)
@@ -354,8 +356,64 @@ def file_facts(text: str, tree: Optional[ast.Module] = None) -> FileFacts:
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 facts.imports[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+    facts.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     facts.tree, facts.text = tree, text
     return facts
+
+
+def returned_classes(function: ast.FunctionDef, element: Optional[int]) -> set[str]:
+    """The class names (or factory names) ``function`` can return, each `return` counted; with
+    ``element``, those at that position of the tuple it returns. "?" stands for anything else."""
+    nodes = list(_own_nodes(function))
+    made = _assignments(nodes)
+    found: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if element is not None:
+            if not isinstance(value, ast.Tuple) or element >= len(value.elts):
+                return {"?"}
+            value = value.elts[element]
+        elif isinstance(value, ast.Tuple):
+            return {"?"}
+        found |= _classes_of(value, made, "")
+    return found or {"?"}
+
+
+def _assignments(nodes: Sequence[ast.AST]) -> dict[str, list[tuple[int, str]]]:
+    """Variable -> (line, what it was built from) for each assignment, in line order: a class or
+    function name, `name#i` for element i of `a, b = name(...)`, or "?"."""
+    made: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    made[target.id].append((node.lineno, callee or "?"))
+                elif isinstance(target, ast.Tuple):
+                    for index, item in enumerate(target.elts):
+                        if isinstance(item, ast.Name):
+                            made[item.id].append((node.lineno, f"{callee}#{index}" if callee else "?"))
+    for assignments in made.values():
+        assignments.sort()
+    return made
+
+
+def _classes_of(argument: ast.AST, made: dict[str, list[tuple[int, str]]], caller: str) -> set[str]:
+    if isinstance(argument, ast.Call):
+        callee = last_name(argument.func)
+        return {callee} if callee else {"?"}
+    if isinstance(argument, ast.Name):
+        # The value the name holds here: the last assignment above it, skipping `net =
+        # Wrapper(net)` in another branch (a class is not its own network).
+        before = [
+            callee
+            for line, callee in made.get(argument.id, [])
+            if line < argument.lineno and callee != caller
+        ]
+        return {before[-1]} if before else {"?"}
+    return {"?"}
 
 
 def _scope_calls(scope: Scope) -> Calls:
@@ -365,31 +423,10 @@ def _scope_calls(scope: Scope) -> Calls:
     nodes = list(_own_nodes(scope))
     if not any(isinstance(node, ast.Call) and (last_name(node.func) or "")[:1].isupper() for node in nodes):
         return calls  # no call of a class here (most functions)
-    # variable -> (line, class it was built from, or "?") for each assignment, in line order
-    made: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    made[target.id].append((node.lineno, callee or "?"))
-    for assignments in made.values():
-        assignments.sort()
+    made = _assignments(nodes)
 
     def classes_of(argument: ast.AST, caller: str) -> set[str]:
-        if isinstance(argument, ast.Call):
-            callee = last_name(argument.func)
-            return {callee} if callee else {"?"}
-        if isinstance(argument, ast.Name):
-            # The value the name holds at this call: the last assignment above it, skipping
-            # `net = Wrapper(net)` in another branch (a class is not its own network).
-            before = [
-                callee
-                for line, callee in made.get(argument.id, [])
-                if line < argument.lineno and callee != caller
-            ]
-            return {before[-1]} if before else {"?"}
-        return {"?"}
+        return _classes_of(argument, made, caller)
 
     for node in nodes:
         if not isinstance(node, ast.Call):
@@ -729,11 +766,39 @@ class ProjectIndex:
                         found.append(f"{self.display(path)}:{item.name}")
         return found
 
-    def _name_signatures(self, name: str, where: Optional[Path]) -> set[Optional[Signature]]:
-        located = self.resolve(name, where) if name != "?" else []
-        if not located:
+    def _name_signatures(self, name: str, where: Optional[Path], depth: int = 0) -> set[Optional[Signature]]:
+        """What an argument built by ``name`` can be: a class, a factory function the run defines
+        (`build_net()` returning `Net(...)`), or `prepare#0`, the first of what `prepare()`
+        returns as a tuple."""
+        called, _, element = name.partition("#")
+        located = self.resolve(called, where) if called != "?" and not element else []
+        if located:
+            return set().union(*(self.construct_signatures(item) for item in located))
+        function = self._resolve_function(called, where) if called != "?" and depth <= _DEPTH else None
+        if function is None:
             return {None}
-        return set().union(*(self.construct_signatures(item) for item in located))
+        defined_in, node = function
+        names = returned_classes(node, int(element) if element else None)
+        return set().union(*(self._name_signatures(item, defined_in, depth + 1) for item in names))
+
+    def _resolve_function(
+        self, name: str, where: Optional[Path], depth: int = 0
+    ) -> Optional[tuple[Optional[Path], ast.FunctionDef]]:
+        """The module-level function ``name`` means in the file ``where``, as ``resolve`` finds
+        classes; None unless exactly one."""
+        facts = self._file(where)
+        if name in facts.functions:
+            return where, facts.functions[name]
+        if name not in facts.imports or depth > _DEPTH:
+            return None
+        module, level, original = facts.imports[name]
+        importer = where if where is not None else self._local_path
+        found = [
+            self._resolve_function(original, path, depth + 1)
+            for path in self._module_files(module, level, importer)
+        ]
+        known = [item for item in found if item is not None]
+        return known[0] if len(known) == 1 else None
 
     def attribute_signatures(self, class_name: str, attribute: str) -> set[Optional[Signature]]:
         """The construct signatures ``self.<attribute>`` of class ``class_name`` (defined in the
