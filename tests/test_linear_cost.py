@@ -76,7 +76,9 @@ def work_of(sites: int, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
             project, "_mentions", counting(work, "texts scanned for names", project._mentions, lambda text: 1)
         )
         patch.setattr(
-            project, "_scope_calls", counting(work, "scopes gathered", project._scope_calls, lambda scope: 1)
+            project,
+            "_scope_calls",
+            counting(work, "scopes gathered", project._scope_calls, lambda scope, *_, **__: 1),
         )
         statements = project.walk_statements
 
@@ -120,7 +122,11 @@ def test_the_index_scans_a_file_for_its_calls_once_however_many_steps_ask(
     gathered: list[ast.AST] = []  # held, so that no id is reused
     mentions, scope_calls = project._mentions, project._scope_calls
     monkeypatch.setattr(project, "_mentions", lambda text: scanned.append(text) or mentions(text))
-    monkeypatch.setattr(project, "_scope_calls", lambda scope: gathered.append(scope) or scope_calls(scope))
+    monkeypatch.setattr(
+        project,
+        "_scope_calls",
+        lambda scope, *rest, **options: gathered.append(scope) or scope_calls(scope, *rest, **options),
+    )
     text = train_steps(LARGE) + "".join(f"step{index} = Step{index}(Net(), opt)\n" for index in range(LARGE))
     assert migrate_text(text, Version(2, 8)).converted == LARGE
     assert scanned.count(text) == 1

@@ -216,3 +216,21 @@ def test_a_project_base_class_that_replaces_the_network_stops_the_conversion(tmp
     result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(project)])
     assert result.exit_code == 0, result.output
     assert (project / "src" / "step.py").read_text() == before
+
+
+def test_a_network_passed_through_a_helper_and_a_re_exported_alias_is_found(tmp_path: Path) -> None:
+    """swin/cait/cct's shape: `get_train_one_step(args, net_with_loss, opt)` builds
+    `TrainClipGrad(net_with_loss, opt)`, TrainClipGrad being the step re-exported under an alias by
+    a package `__init__.py`, and its caller in another file passes the network."""
+    train = (
+        "from src.helpers import get_train_one_step\nfrom src.networks import Wrapped\n\n"
+        "def main(optimizer):\n    net = Wrapped()\n    return get_train_one_step(None, net, optimizer)\n"
+    )
+    project = _project(tmp_path, train)
+    (project / "src" / "__init__.py").write_text("from .step import TrainStep as StepAlias\n")
+    (project / "src" / "helpers.py").write_text(
+        "from src import StepAlias\n\n\ndef get_train_one_step(args, net_with_loss, optimizer):\n"
+        "    return StepAlias(net_with_loss, optimizer)\n"
+    )
+    output, step = _upgrade(project)
+    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output

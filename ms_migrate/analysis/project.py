@@ -145,12 +145,26 @@ class FileFacts:
                 lines = sorted({line for name in wanted for line in self._mentions.get(name, ())})
                 for index, scope in self._functions.spanning(lines):
                     if index not in self._scope_calls:
-                        self._scope_calls[index] = _scope_calls(scope)
+                        self._scope_calls[index] = _scope_calls(scope, self._functions.forwarder(index))
                     for name, calls in self._scope_calls[index].items():
                         if name in wanted:
                             found[name] += calls
             self._calls[wanted] = found
         return self._calls[wanted]
+
+    def function_calls_of(self, name: str) -> list[Call]:
+        """The calls of the function ``name`` in this file, as ``calls_of`` gives a class's."""
+        if self.tree is None:
+            return []
+        if self._functions is None:
+            self._functions = _Functions(self.tree)
+        starts = line_starts(self.text)
+        pattern = re.compile(rf"\b{re.escape(name)}[ \t]*\(")
+        lines = sorted({line_of(starts, match.start()) for match in pattern.finditer(self.text)})
+        found: list[Call] = []
+        for index, scope in self._functions.spanning(lines):
+            found += _scope_calls(scope, self._functions.forwarder(index), only=name).get(name, [])
+        return found
 
 
 # A word that can be a class's name: `calls_of` keeps only calls of capitalised names. The `\b`
@@ -196,6 +210,14 @@ class _Functions:
             # Breadth first, a function comes after the one around it: its lines are painted over.
             self.outer.append(self.innermost[first])
             self.innermost[first : last + 1] = [index] * (last + 1 - first)
+
+    def forwarder(self, index: int) -> Optional[str]:
+        """The name of function ``index`` when it is a module-level one (its callers can be found
+        by name), else None."""
+        if index < 0 or self.outer[index] != -1:
+            return None
+        function = self.functions[index]
+        return function.name if isinstance(function, ast.FunctionDef) else None
 
     def spanning(self, lines: Sequence[int]) -> Iterator[tuple[int, Scope]]:
         """The module (index -1), then the functions that span one of ``lines``, in walk order."""
@@ -416,24 +438,39 @@ def _classes_of(argument: ast.AST, made: dict[str, list[tuple[int, str]]], calle
     return {"?"}
 
 
-def _scope_calls(scope: Scope) -> Calls:
-    """The calls of every capitalised name in ``scope`` outside its nested functions and classes:
-    what a call's arguments are depends on the scope alone, not on which names were asked for."""
+def _scope_calls(scope: Scope, forwarder: Optional[str] = None, only: Optional[str] = None) -> Calls:
+    """The calls of every capitalised name (or of ``only``) in ``scope`` outside its nested
+    functions and classes: what a call's arguments are depends on the scope alone, not on which
+    names were asked for. In module-level function ``forwarder``, an argument that is one of its
+    parameters is `forwarder@position@name`: what its own callers pass there."""
     calls: Calls = defaultdict(list)
     nodes = list(_own_nodes(scope))
-    if not any(isinstance(node, ast.Call) and (last_name(node.func) or "")[:1].isupper() for node in nodes):
+
+    def wanted(callee: Optional[str]) -> bool:
+        return callee is not None and (callee == only if only is not None else callee[:1].isupper())
+
+    if not any(isinstance(node, ast.Call) and wanted(last_name(node.func)) for node in nodes):
         return calls  # no call of a class here (most functions)
     made = _assignments(nodes)
+    parameters: dict[str, int] = {}
+    if forwarder is not None and isinstance(scope, ast.FunctionDef):
+        positional = [*scope.args.posonlyargs, *scope.args.args]
+        parameters = {item.arg: index for index, item in enumerate(positional)}
 
     def classes_of(argument: ast.AST, caller: str) -> set[str]:
-        return _classes_of(argument, made, caller)
+        found = _classes_of(argument, made, caller)
+        unbound = isinstance(argument, ast.Name) and argument.id in parameters
+        if found == {"?"} and unbound and not any(line < argument.lineno for line, _ in made[argument.id]):  # type: ignore[attr-defined]
+            return {f"{forwarder}@{parameters[argument.id]}@{argument.id}"}  # type: ignore[attr-defined]
+        return found
 
     for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         callee = last_name(node.func)
-        if callee is None or not callee[:1].isupper():
+        if not wanted(callee):
             continue
+        assert callee is not None
         positional: list[set[str]] = []
         for argument in node.args:
             if isinstance(argument, ast.Starred):  # later positions are unknown
@@ -541,6 +578,8 @@ class ProjectIndex:
         self._facts: dict[Path, FileFacts] = {}
         self._imported_words: dict[Path, frozenset[str]] = {}
         self._modules: dict[tuple[str, int, Optional[Path]], list[Path]] = {}
+        # Re-exported names of a class of the file being migrated: (that file, class) -> names.
+        self._aliases_of: dict[tuple[Optional[Path], str], set[str]] = {}
         self._local_text = ""
         self._local_path: Optional[Path] = None
         self._local: Optional[FileFacts] = None
@@ -770,6 +809,8 @@ class ProjectIndex:
         """What an argument built by ``name`` can be: a class, a factory function the run defines
         (`build_net()` returning `Net(...)`), or `prepare#0`, the first of what `prepare()`
         returns as a tuple."""
+        if "@" in name:
+            return self._parameter_signatures(name, where, depth)
         called, _, element = name.partition("#")
         located = self.resolve(called, where) if called != "?" and not element else []
         if located:
@@ -780,6 +821,38 @@ class ProjectIndex:
         defined_in, node = function
         names = returned_classes(node, int(element) if element else None)
         return set().union(*(self._name_signatures(item, defined_in, depth + 1) for item in names))
+
+    def _parameter_signatures(self, name: str, where: Optional[Path], depth: int) -> set[Optional[Signature]]:
+        """What the callers of a module-level function pass for one of its parameters
+        (`function@position@parameter`): `get_train_one_step(args, net_with_loss, opt)` building
+        `TrainClipGrad(net_with_loss, ...)`, with its callers in other files of the run."""
+        function, position, parameter = name.split("@")
+        if depth > _DEPTH:
+            return {None}
+        # Any file that starts calling the function may change the answer: not a name the cache
+        # records, so the answer is taken as depending on everything.
+        self._consulted.everything = True
+        index = int(position)
+        answers: set[Optional[Signature]] = set()
+        for called_in, (positional, keywords) in self._function_calls(function, where):
+            names = positional[index] if index < len(positional) else keywords.get(parameter, {"?"})
+            for item in names:
+                answers |= self._name_signatures(item, called_in, depth + 1)
+        return answers or {None}
+
+    def _function_calls(self, function: str, where: Optional[Path]) -> list[tuple[Optional[Path], Call]]:
+        """Calls of module-level function ``function`` of the file ``where``, in that file and in
+        the files of the run that import it from there."""
+        found = [(where, call) for call in self._file(where).function_calls_of(function)]
+        defined = self._file(where).functions.get(function)
+        for path in self._run.paths:
+            if path == (where or self._local_path) or function not in self._from_imported(path):
+                continue
+            resolved = self._resolve_function(function, path)
+            if resolved is None or resolved[1] is not defined:
+                continue
+            found += [(path, call) for call in self._file(path).function_calls_of(function)]
+        return found
 
     def _resolve_function(
         self, name: str, where: Optional[Path], depth: int = 0
@@ -860,34 +933,58 @@ class ProjectIndex:
     def _instantiations(
         self, owner: ClassFacts
     ) -> list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]]:
-        """Calls of the class defined in the file being migrated, wherever the run holds them."""
+        """Calls of the class defined in the file being migrated, wherever the run holds them,
+        under its own name or an alias a package's `__init__.py` re-exports it as."""
         self._scan()
         found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
             (None, call) for call in self.local.calls_of([owner.name]).get(owner.name, [])
         ]
-        self._consulted.names.add(owner.name)
-        for path in self._calls.get(owner.name, []):
+        names = {owner.name, *self._aliases(owner.name)}
+        self._consulted.names.update(names)
+        paths = dict.fromkeys(path for name in sorted(names) for path in self._calls.get(name, []))
+        for path in paths:
             if path == self._local_path:
                 continue
-            if owner.name not in self._from_imported(path):
+            imported = self._from_imported(path)
+            if not any(name in imported for name in names):
                 continue  # without a from-import of the name, the file can only mean its own class
             facts = self._file(path)
             # The names that can mean this class there, resolved before the file's calls are
             # gathered: in a model zoo most files calling a `TrainOneStepCell` mean their own.
-            local_names = [local for local, imported in facts.imports.items() if imported[2] == owner.name]
+            local_names = [local for local, item in facts.imports.items() if item[2] in names]
             if owner.name not in facts.imports:
                 local_names.append(owner.name)
-            meaning_this = [
-                local
-                for local in local_names
-                if any(
-                    where == self._local_path and item.name == owner.name
-                    for where, item in self.resolve(local, path)
-                )
-            ]
+            meaning_this = [local for local in local_names if self._means_local(local, path, owner.name)]
             calls = facts.calls_of(meaning_this)
             for local_name in meaning_this:
                 found += [(path, call) for call in calls.get(local_name, [])]
+        return found
+
+    def _means_local(self, name: str, where: Path, class_name: str) -> bool:
+        return any(
+            place == self._local_path and item.name == class_name for place, item in self.resolve(name, where)
+        )
+
+    def _aliases(self, class_name: str) -> set[str]:
+        """Other names the run's package `__init__.py` files re-export the local class as
+        (`from .step import TrainOneStepWithLossScaleCellGlobalNormClip as TrainClipGrad`)."""
+        key = (self._local_path, class_name)
+        if key in self._aliases_of:
+            return self._aliases_of[key]
+        found: set[str] = set()
+        self._aliases_of[key] = found
+        for path in self._run.paths:
+            if path.name != "__init__.py" or path == self._local_path:
+                continue
+            if class_name not in self._from_imported(path):
+                continue
+            for local, (_, _, original) in self._file(path).imports.items():
+                if (
+                    original == class_name
+                    and local != class_name
+                    and self._means_local(local, path, class_name)
+                ):
+                    found.add(local)
         return found
 
 
