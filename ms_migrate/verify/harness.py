@@ -15,6 +15,7 @@ the optimizer's moments and counters, BatchNorm statistics, loss-scale values.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -33,6 +34,8 @@ Describe = Callable[[BaseException], str]
 
 class ImportFailure(Exception):
     """A version's module raised while being imported; the message says where and what."""
+
+    label = "before"  # the version that failed
 
 
 LABELS = ("before", "after")
@@ -205,7 +208,7 @@ CANNOT_DRIVE = (
 def _automatic(outcome: Outcome) -> Outcome:
     """An automatic harness's NOT_RUN always means BEFORE failed on the probe: the probe did not fit
     the step, which is no fault of the code or the rewrite. Say what to do; keep the error."""
-    if outcome.verdict is not Verdict.NOT_RUN:
+    if outcome.verdict is not Verdict.NOT_RUN or outcome.reason.startswith(NO_KERNEL):
         return outcome
     return Outcome(Verdict.NOT_RUN, CANNOT_DRIVE, outcome.steps, detail=outcome.reason)
 
@@ -313,7 +316,25 @@ def _state_difference(before: Trace, after: Trace) -> str:
     return "the same number of parameters, in another layout"
 
 
+# MindSpore's kernel selection, when an operator has no kernel for the device (NPU-only ones on
+# CPU): "Unsupported op [NPUAllocFloatStatus] on CPU, Please confirm whether the device target ..."
+_NO_KERNEL = re.compile(r"Unsupported op \[(\w+)\] on (\w+)")
+NO_KERNEL = "cannot run on "
+
+
+def _no_kernel(error: str) -> Optional[Outcome]:
+    match = _NO_KERNEL.search(error)
+    if match is None:
+        return None
+    operator, device = match.groups()
+    reason = f"{NO_KERNEL}{device}: the operator {operator} has no {device} kernel in MindSpore"
+    return Outcome(Verdict.NOT_RUN, reason, detail=error)
+
+
 def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Outcome:
+    no_kernel = _no_kernel(before.error) if before.error is not None else None
+    if no_kernel is not None:
+        return no_kernel
     if before.error is not None:
         if after.error is not None:
             detail = before.error if before.error == after.error else f"{before.error}; AFTER: {after.error}"
@@ -340,6 +361,7 @@ def compare_traces(before: Trace, after: Trace, rtol: float, atol: float) -> Out
         outcome.verdict = Verdict.DIFFERS
         where = f"at step {steps + 1}" if after.states else "while building the harness"
         outcome.reason = f"AFTER fails {where} while BEFORE runs: {after.error}"
+        outcome.detail = f"AFTER: {after.error}"
     elif tally.first_mismatch is not None:
         outcome.verdict = Verdict.DIFFERS
         outcome.reason = tally.first_mismatch
@@ -372,10 +394,16 @@ def run_steps(
 
 
 def _combine(outcomes: list[tuple[str, Outcome]]) -> Outcome:
-    """One row from several runs (SGD and Momentum): the worst verdict, the largest differences."""
-    verdict = worst([outcome.verdict for _, outcome in outcomes])
+    """One row from several runs (SGD and Momentum): the deciding verdict, the largest differences.
+
+    A difference on any run decides: it proves the versions differ, whatever the other runs did
+    (a variant both versions fail on must not hide an AFTER that fails where BEFORE runs). Else
+    the worst verdict."""
+    verdicts = [outcome.verdict for _, outcome in outcomes]
+    verdict = Verdict.DIFFERS if Verdict.DIFFERS in verdicts else worst(verdicts)
     label, first = next((label, outcome) for label, outcome in outcomes if outcome.verdict is verdict)
-    combined = Outcome(verdict, first.reason, min(outcome.steps for _, outcome in outcomes))
+    steps = min(outcome.steps for _, outcome in outcomes)
+    combined = Outcome(verdict, first.reason, steps, detail=first.detail)
     if first.reason and len(outcomes) > 1:
         combined.reason = f"{first.reason} (with {label})"
     diffs = [outcome for _, outcome in outcomes if outcome.max_abs is not None]
@@ -390,25 +418,42 @@ def _module_cells(module: ModuleType) -> list[nn.Cell]:
 
 
 def _versions(context: Context, modules: Callable[[str], ModuleType], name: str) -> dict[str, Any]:
-    """Each version's module, imported only where this worker runs that version."""
+    """Each version's module, imported only where this worker runs that version.
+
+    Raises ImportFailure; its ``label`` says which version failed. BEFORE is imported first, and a
+    worker that runs only AFTER has BEFORE's record, so a failing AFTER means BEFORE imported."""
     found: dict[str, Any] = {}
     for label in LABELS:
         if label not in context.sides:
             found[label] = None
             continue
-        module = modules(label)
+        try:
+            module = modules(label)
+        except ImportFailure as failure:
+            failure.label = label
+            raise
         if not hasattr(module, name):
-            raise ImportFailure(f"{label.upper()} has no top-level {name!r} after import")
+            failure = ImportFailure(f"{label.upper()} has no top-level {name!r} after import")
+            failure.label = label
+            raise failure
         found[label] = module
     return found
+
+
+def _import_outcome(failure: ImportFailure) -> Outcome:
+    """BEFORE that cannot be imported leaves nothing to compare; AFTER that cannot, where BEFORE
+    can, is a difference: the rewrite broke the module."""
+    if failure.label == "after":
+        return Outcome(Verdict.DIFFERS, "AFTER cannot be imported while BEFORE can", detail=str(failure))
+    return Outcome(Verdict.NOT_RUN, str(failure))
 
 
 def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
     """A train step on every probe variant, once per optimizer; a network-only grad Cell likewise
     without an optimizer. The row is the worst of them, named by the variant that decided it."""
-    variants = [*probe.VARIANTS, *(probe.VARARGS_VARIANTS if site.get("varargs") else ())]
     outcomes = []
-    for variant, kind, set_grad, optimizers in variants:
+    optional: list[tuple[str, Outcome]] = []
+    for variant, kind, set_grad, optimizers in _variants(site):
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
             traces = {}
             for label in LABELS:
@@ -421,7 +466,12 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                 ) -> tuple:
                     context.reset()
                     network = probe.network(
-                        site["network_inputs"], site["outputs"], kind, set_grad, portable=context.portable
+                        site["network_inputs"],
+                        site["outputs"],
+                        kind,
+                        set_grad,
+                        portable=context.portable,
+                        defaulted=site.get("defaulted", 0),
                     )
                     cls = getattr(module, site["name"])
                     if optimizer_kind is None:
@@ -429,6 +479,8 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                     else:
                         optimizer = probe.optimizer(optimizer_kind, network)
                         arguments = (network, optimizer) if site["network_first"] else (optimizer, network)
+                        if site.get("loss_scale"):
+                            arguments += (probe.loss_scale_cell(),)
                         cell, sources = cls(*arguments), [network, optimizer]
                     inputs = probe.seeded_inputs(site["inputs"], context.seed)
                     return cell, inputs, collect_state([*sources, cell])
@@ -438,8 +490,21 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                     key, label, lambda build=build: run_steps(build, context.steps, context.describe)
                 )
             outcome = compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
-            outcomes.append((", ".join(filter(None, [variant, optimizer_kind])), outcome))
+            named = (", ".join(filter(None, [variant, optimizer_kind])), outcome)
+            (optional if kind in OPTIONAL_KINDS else outcomes).append(named)
+    # An optional variant that BEFORE fails on says nothing about the rewrite: leave it out.
+    outcomes += [named for named in optional if named[1].verdict is not Verdict.NOT_RUN]
     return _combine(outcomes)
+
+
+# Probe kinds beyond what the step is known to take; see probe.DEFAULTED_VARIANTS.
+OPTIONAL_KINDS = ("defaulted",)
+
+
+def _variants(site: dict) -> list[probe.Variant]:
+    defaulted = probe.DEFAULTED_VARIANTS if site.get("defaulted") else ()
+    varargs = probe.VARARGS_VARIANTS if site.get("varargs") else ()
+    return [*probe.VARIANTS, *defaulted, *varargs]
 
 
 def _start_of(traces: dict[str, Trace], label: str) -> Optional[list[np.ndarray]]:
@@ -517,7 +582,7 @@ def _run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]
     try:
         versions = _versions(context, modules, site["name"])
     except ImportFailure as failure:
-        return Outcome(Verdict.NOT_RUN, str(failure)).to_json("none")
+        return _import_outcome(failure).to_json("none")
     if context.factory_problem:
         return Outcome(Verdict.NOT_RUN, context.factory_problem).to_json("factory")
     if context.factory is not None:
@@ -526,8 +591,7 @@ def _run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]
             return outcome.to_json("factory")
     if site["kind"] == "cell":
         harness = "train step" if site["optimizer"] else "grad cell"
-        variants = [*probe.VARIANTS, *(probe.VARARGS_VARIANTS if site.get("varargs") else ())]
-        harness += ": " + "; ".join(variant for variant, *_ in variants)
+        harness += ": " + "; ".join(variant for variant, *_ in _variants(site))
         return _automatic(_cell_site(site, context, versions)).to_json(harness)
     if site["kind"] == "function":
         return _automatic(_function_site(site, context, versions)).to_json("seeded inputs")

@@ -16,7 +16,11 @@ passed every test that way. So each train step also runs on variants (``VARIANTS
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
@@ -147,6 +151,43 @@ class ProbeVarargs(_Probe):
 
 
 _BY_ARITY = {1: Probe1, 2: Probe2, 3: Probe3, 4: Probe4, 5: Probe5, 6: Probe6}
+_GENERATED: dict[tuple[int, int], type] = {}
+
+
+def _probe_source(inputs: int, defaulted: int) -> str:
+    """``construct(self, x0, ..., label, extra0=None, ...)``: features weighted by powers of two,
+    the label last (no label for one input); the defaulted parameters are taken and ignored."""
+    features = [f"x{index}" for index in range(max(1, inputs - 1))]
+    label = ["label"] if inputs > 1 else []
+    extras = [f"extra{index}=None" for index in range(defaulted)]
+    total = " + ".join(f"{2.0**-index!r} * {name}" for index, name in enumerate(features))
+    return (
+        "from ms_migrate.verify.probe import _Probe\n\n\n"
+        f"class Probe{inputs}With{defaulted}Defaults(_Probe):\n"
+        f"    def construct(self, {', '.join([*features, *label, *extras])}):\n"
+        f"        return self.finish({total}, {'label' if label else '0.0'})\n"
+    )
+
+
+def probe_class(inputs: int, defaulted: int = 0) -> type:
+    """The probe class whose construct takes ``inputs`` tensors and ``defaulted`` more parameters
+    with defaults. Beyond the hand-written ones it is generated into a module file in the working
+    directory (the worker's scratch directory): GRAPH mode compiles a Cell from its source file."""
+    if not defaulted and inputs in _BY_ARITY:
+        return _BY_ARITY[inputs]
+    key = (inputs, defaulted)
+    if key not in _GENERATED:
+        name = f"_msm_probe_{inputs}_{defaulted}"
+        path = Path(os.getcwd()) / f"{name}.py"
+        path.write_text(_probe_source(inputs, defaulted), encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        _GENERATED[key] = getattr(module, f"Probe{inputs}With{defaulted}Defaults")
+    return _GENERATED[key]
+
 
 # (name, network kind, call set_grad() on it, optimizers): the dense probe with both optimizers
 # (optimizer state counts), then the stateful ones with Momentum.
@@ -156,6 +197,13 @@ VARIANTS: tuple[Variant, ...] = (
     ("BatchNorm+Dropout", "stateful", False, ("Momentum",)),
     ("BatchNorm+Dropout, set_grad()", "stateful", True, ("Momentum",)),
 )
+# For a step whose own construct takes defaulted parameters (`construct(self, x, y=None)`), the
+# dense probe again with that many more, defaulted, as the step's real network likely has them:
+# GRAPH mode's grad and value_and_grad count every parameter of the network, defaulted ones too,
+# and fail where GradOperation runs. Optional: a step whose BEFORE fails on it is not blamed.
+DEFAULTED_VARIANTS: tuple[Variant, ...] = (
+    ("the step's defaulted inputs", "defaulted", False, ("Momentum",)),
+)
 VARARGS_VARIANTS: tuple[Variant, ...] = (
     ("*inputs", "varargs", False, ("Momentum",)),
     ("*inputs, set_grad()", "varargs", True, ("Momentum",)),
@@ -163,15 +211,22 @@ VARARGS_VARIANTS: tuple[Variant, ...] = (
 
 
 def network(
-    inputs: int, outputs: int, kind: str = "dense", set_grad: bool = False, portable: bool = False
+    inputs: int,
+    outputs: int,
+    kind: str = "dense",
+    set_grad: bool = False,
+    portable: bool = False,
+    defaulted: int = 0,
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
-    ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes."""
+    ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
+    ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs."""
     if kind == "varargs":
         net = ProbeVarargs(outputs, stateful=True, portable=portable)
     else:
-        net = _BY_ARITY[inputs](outputs, stateful=kind == "stateful", portable=portable)
-    if kind != "dense":
+        extra = defaulted if kind == "defaulted" else 0
+        net = probe_class(inputs, extra)(outputs, stateful=kind == "stateful", portable=portable)
+    if kind not in ("dense", "defaulted"):
         net.set_train()
     if set_grad:
         net.set_grad()
@@ -199,3 +254,12 @@ def optimizer(kind: str, net: nn.Cell) -> nn.Optimizer:
     if kind == "SGD":
         return nn.SGD(net.trainable_params(), learning_rate=LEARNING_RATE)
     return nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+
+
+LOSS_SCALE = 3.0  # as the seeded sens: not a power of two, so a misplaced scale rounds differently
+
+
+def loss_scale_cell() -> nn.Cell:
+    """The loss scale of a TrainOneStepWithLossScaleCell (its required ``scale_sense``): fixed, so
+    both versions scale alike, and a Cell, which the base class and its subclasses all accept."""
+    return nn.FixedLossScaleUpdateCell(LOSS_SCALE)

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-# Beyond this many inputs the seeded-input convention is a guess; ask for a factory instead.
-MAX_INPUTS = 6
 MAX_OUTPUTS = 3
 STAR_INPUTS = 2  # `construct(self, *inputs)`: the usual (data, label)
 SCALAR_HINTS = ("sens", "scale")  # argument names that carry a loss scale, not a batch
@@ -33,6 +31,9 @@ TRAIN_ONE_STEP_BASES = frozenset(
         "TrainOneStepWithClipGradientCell",
     }
 )
+# Of those, the ones whose third argument, the loss scale (a Cell or a Tensor), is required.
+LOSS_SCALE_BASES = frozenset({"TrainOneStepWithLossScaleCell", "BoostTrainOneStepWithLossScaleCell"})
+LOSS_SCALE_PARAMETERS = frozenset({"scale_sense", "scale_update_cell", "loss_scale_update_cell"})
 GRAD_NAMES = frozenset({"GradOperation", "grad", "value_and_grad", "vjp", "jvp"})
 
 Definition = Union[ast.ClassDef, ast.FunctionDef]
@@ -55,6 +56,8 @@ class SitePlan:
     optimizer: bool = True  # False: __init__(network) only, a grad Cell without an update
     network_first: bool = True  # __init__(network, optimizer) rather than (optimizer, network)
     varargs: bool = False  # the Cell passes *inputs to its network: also run a *inputs probe
+    loss_scale: bool = False  # __init__(network, optimizer, scale_sense): pass a loss-scale Cell
+    defaulted: int = 0  # construct's defaulted parameters (not a sens): a probe network takes as many
     jit: bool = False  # the function is already decorated with jit
     problem: str = ""  # for kind "none": why no automatic harness fits
 
@@ -151,6 +154,10 @@ def _is_cell(
     return False
 
 
+def _inherited_loss_scale(class_def: ast.ClassDef) -> bool:
+    return any(_dotted(base).rsplit(".", 1)[-1] in LOSS_SCALE_BASES for base in class_def.bases)
+
+
 def _inherited_train_one_step(class_def: ast.ClassDef) -> bool:
     return any(_dotted(base).rsplit(".", 1)[-1] in TRAIN_ONE_STEP_BASES for base in class_def.bases)
 
@@ -181,9 +188,14 @@ def _signature(arguments: ast.arguments, skip_self: bool) -> tuple[list[str], st
         names += [f"*{arguments.vararg.arg}[{index}]" for index in range(max(0, STAR_INPUTS - len(names)))]
     if not names:
         return [], "it takes no inputs to seed"
-    if len(names) > MAX_INPUTS:
-        return [], f"it takes {len(names)} inputs (the automatic harness seeds at most {MAX_INPUTS})"
     return names, ""
+
+
+def _defaulted_inputs(arguments: ast.arguments) -> int:
+    """Positional parameters with defaults, but for a loss scale (the step's own, not its network's)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaulted = positional[len(positional) - len(arguments.defaults) :]
+    return sum(not _is_scalar_name(arg.arg) for arg in defaulted)
 
 
 def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.expr]]:
@@ -290,6 +302,7 @@ def _plan_cell(
     construct = _method(first, "construct")
     if construct is None:
         return SitePlan(name, line, "none", problem="no construct method in the class itself")
+    loss_scale = _inherited_loss_scale(first)
     if init is None:
         if not _inherited_train_one_step(first):
             return SitePlan(name, line, "none", problem="__init__ is inherited from a class not in this file")
@@ -298,6 +311,11 @@ def _plan_cell(
         arguments = init.args
         positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1:]]
         params = positional[: len(positional) - len(arguments.defaults)]
+        # A subclass that keeps its base's loss scale, (network, optimizer, scale_sense) or with
+        # `scale_update_cell=None`, which the base refuses: a loss-scale Cell is passed for it.
+        third = positional[2] if len(positional) > 2 else ""
+        loss_scale = loss_scale and third in LOSS_SCALE_PARAMETERS and len(params) <= 3
+        params = params[:2] if loss_scale else params
         if arguments.vararg or any(default is None for default in arguments.kw_defaults) or len(params) > 2:
             shown = ", ".join(["self", *positional])
             problem = f"__init__({shown}) does not take (network, optimizer) or (network)"
@@ -313,8 +331,8 @@ def _plan_cell(
     calls = [args for version in versions for args in _network_calls(version, attribute)]
     inputs = _cell_inputs(names, calls)
     arity = len(calls[0]) if calls else sum(role != "scalar" for role in inputs)
-    if not 1 <= arity <= MAX_INPUTS:
-        return SitePlan(name, line, "none", problem=f"the network takes {arity} inputs")
+    if arity < 1:
+        return SitePlan(name, line, "none", problem="the network takes no inputs")
     return SitePlan(
         name,
         line,
@@ -325,6 +343,8 @@ def _plan_cell(
         optimizer=len(params) == 2,
         network_first=network_first,
         varargs=any(_passes_starred(version, attribute) for version in versions),
+        defaulted=_defaulted_inputs(construct.args),
+        loss_scale=loss_scale,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Optional
 
 from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
+from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
@@ -54,11 +55,18 @@ def _write_copy(path: Path, text: str) -> None:
     path.write_bytes(data)
 
 
-def _search_path(pair: Pair, config: Optional[ProjectConfig]) -> list[str]:
+def _search_path(pair: Pair, config: Optional[ProjectConfig], places: Sequence[ImportPlace]) -> list[str]:
+    """The folders of both versions, the roots their imports need, then the project's entries."""
     folders = [str(pair.before_path.resolve().parent), str(pair.after_path.resolve().parent)]
+    folders += [root for place in places for root in place.roots]
     if config is not None:
         folders += config.search_path
     return list(dict.fromkeys(folders))
+
+
+def _module_name(place: ImportPlace, copy: Path) -> str:
+    """The copy as a module of the file's package, so that its relative imports resolve."""
+    return f"{place.package}.{copy.stem}" if place.package else copy.stem
 
 
 def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions) -> list[SiteResult]:
@@ -122,6 +130,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                 next_id += 1
             if not sites:
                 continue
+            places = [import_place(pair.before_path, pair.before), import_place(pair.after_path, pair.after)]
             copies = {label: workdir / f"_msm_{label}_{index}.py" for label in ("before", "after")}
             _write_copy(copies["before"], pair.before)
             _write_copy(copies["after"], pair.after)
@@ -129,11 +138,12 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                 {
                     "before": str(copies["before"]),
                     "after": str(copies["after"]),
-                    "before_module": copies["before"].stem,
-                    "after_module": copies["after"].stem,
+                    "before_module": _module_name(places[0], copies["before"]),
+                    "after_module": _module_name(places[1], copies["after"]),
                     "before_label": str(pair.before_path),
                     "after_label": str(pair.after_path),
-                    "search_path": _search_path(pair, config),
+                    "search_path": _search_path(pair, config, places),
+                    "project_root": str(config.root) if config is not None else None,
                     "factory": factory,
                     "sites": sites,
                 }

@@ -31,7 +31,9 @@ import importlib.util
 import json
 import os
 import sys
+import sysconfig
 import traceback
+from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Callable, Optional
 
@@ -98,8 +100,10 @@ class Versions:
         reset: Callable[[], None],
         describe: Callable[[BaseException], str],
         notify: Notify,
+        projects: ProjectModules,
     ):
         self.job = file_job
+        self.projects = projects
         self.reset = reset
         self.describe = describe
         self.notify = notify
@@ -118,9 +122,7 @@ class Versions:
     def _import(self, label: str) -> Any:
         name = self.job[f"{label}_module"]
         path = self.job[label]
-        for directory in reversed(self.job["search_path"]):
-            if directory not in sys.path:
-                sys.path.insert(0, directory)
+        self.projects.activate(self.job["search_path"])
         self.reset()
         self.notify(event="importing", what=label.upper(), path=self.job[f"{label}_label"])
         try:
@@ -133,12 +135,83 @@ class Versions:
             if isinstance(error, KeyboardInterrupt):
                 raise
             sys.modules.pop(name, None)
-            return f"{label.upper()} raised at import: {self.describe(error)}"
+            return f"{label.upper()} raised at import: {self.describe(error)}{self._hint(error, label)}"
         finally:
+            self.projects.record(self.job["search_path"])
             self.notify(event="imported")
         self.reset()
         gc.freeze()  # the module lives as long as the worker: keep it out of every collection
         return module
+
+    def _hint(self, error: BaseException, label: str) -> str:
+        """For a module that cannot be found: the python-path entry that would find it."""
+        if not isinstance(error, ModuleNotFoundError) or not error.name:
+            return ""
+        from ms_migrate.verify.imports import missing_module_hint
+
+        where = Path(self.job[f"{label}_label"])
+        hint = missing_module_hint(error.name, where, self.job["search_path"], self.job.get("project_root"))
+        return f" ({hint})" if hint else ""
+
+
+class ProjectModules:
+    """The project modules each file's imports brought into ``sys.modules``, by import roots.
+
+    One worker verifies files of many projects, and most of them have a package named ``src``:
+    the first one imported would answer every later ``from src.config import config``. So the
+    modules loaded from a file's roots belong to those roots, and before a file is imported or
+    run, the other roots' modules leave ``sys.modules`` and its own come back (the Cells already
+    built keep their modules alive, and GRAPH mode finds a Cell's globals by its module's name).
+    Its roots move to the front of ``sys.path`` too.
+    """
+
+    def __init__(self) -> None:
+        self.owned: dict[tuple[str, ...], dict[str, ModuleType]] = {}
+        self.active: Optional[tuple[str, ...]] = None
+
+    def activate(self, search_path: list[str]) -> None:
+        key = tuple(search_path)
+        for directory in reversed(search_path):
+            if sys.path[:1] != [directory]:
+                if directory in sys.path:
+                    sys.path.remove(directory)
+                sys.path.insert(0, directory)
+        if key == self.active:
+            return
+        for other, modules in self.owned.items():
+            if other != key:
+                for name, module in modules.items():
+                    if sys.modules.get(name) is module:
+                        del sys.modules[name]
+        sys.modules.update(self.owned.get(key, {}))
+        importlib.invalidate_caches()
+        self.active = key
+
+    def record(self, search_path: list[str]) -> None:
+        """Claim the modules now loaded from files under ``search_path`` for those roots."""
+        roots = tuple(os.path.join(os.path.realpath(root), "") for root in search_path)
+        owned = self.owned.setdefault(tuple(search_path), {})
+        for name, module in list(sys.modules.items()):
+            if name not in owned and _module_file(module).startswith(roots):
+                owned[name] = module
+
+
+# Never the project's: MindSpore, ms-migrate and whatever the interpreter has installed, even where
+# a root holds them (a virtual environment inside the project).
+_INSTALLED = tuple(
+    os.path.join(os.path.realpath(folder), "")
+    for folder in {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
+)
+_NOT_PROJECT = ("mindspore", "ms_migrate", "numpy")
+
+
+def _module_file(module: Any) -> str:
+    """The module's file (a namespace package's first folder); "" for one that is not the project's."""
+    if getattr(module, "__name__", "").split(".")[0] in _NOT_PROJECT:
+        return ""
+    where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), "")
+    where = os.path.realpath(where) if isinstance(where, str) and where else ""
+    return "" if where.startswith(_INSTALLED) else where
 
 
 def _load_factory(spec: str, search_path: list[str]) -> Callable[[Any], Any]:
@@ -155,7 +228,12 @@ class FileState:
     """One file pair inside the worker: its labels, its imported versions, its factory."""
 
     def __init__(
-        self, file_job: dict, setup: dict, factories: dict[str, tuple[Any, str]], notify: Notify
+        self,
+        file_job: dict,
+        setup: dict,
+        factories: dict[str, tuple[Any, str]],
+        notify: Notify,
+        projects: ProjectModules,
     ) -> None:
         from ms_migrate.verify import harness
 
@@ -165,7 +243,8 @@ class FileState:
         self.describe = describer(labels)
         self.sites = {site["id"]: site for site in file_job["sites"]}
         self.mode = "pynative"
-        self.versions = Versions(file_job, lambda: self.context(self.mode).reset(), self.describe, notify)
+        self.projects = projects
+        self.versions = Versions(file_job, self._reset, self.describe, notify, projects)
         self.factory: Optional[Callable[[Any], Any]] = None
         self.factory_problem = ""
         spec = file_job.get("factory")
@@ -180,6 +259,9 @@ class FileState:
                     notify(event="imported")
             self.factory, self.factory_problem = factories[spec]
         self._harness = harness
+
+    def _reset(self) -> None:
+        self.context(self.mode).reset()
 
     def context(self, mode: str, recorded: Optional[dict] = None) -> Any:
         return self._harness.Context(
@@ -197,6 +279,7 @@ class FileState:
 
     def run(self, site_id: int, mode: str, recorded: Optional[dict] = None) -> dict[str, Any]:
         self.mode = mode
+        self.projects.activate(self.job["search_path"])
         try:
             return self._harness.run_site(self.sites[site_id], self.context(mode, recorded), self.versions)
         except Exception as error:  # a bug here must not cost the other sites their results
@@ -232,6 +315,7 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
     files = {site["id"]: file_job for file_job in setup["files"] for site in file_job["sites"]}
     states: dict[int, FileState] = {}
     factories: dict[str, tuple[Any, str]] = {}
+    projects = ProjectModules()
     channel.send(event="ready")
     for line in tasks:
         if not line.strip():
@@ -242,7 +326,7 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         file_job = files[site_id]
         key = id(file_job)
         if key not in states:
-            states[key] = FileState(file_job, setup, factories, channel.send)
+            states[key] = FileState(file_job, setup, factories, channel.send, projects)
         result = states[key].run(site_id, mode, task.get("recorded"))
         channel.send(event="result", site=site_id, mode=mode, runtime=ms.__version__, **result)
 

@@ -1,0 +1,102 @@
+"""Where a file is importable from: the package it belongs to, and the folders its imports need.
+
+A version runs as a module of its own package (``src.models._msm_before_3`` for a copy of
+``src/models/cycle_gan.py``), so that ``from .losses import X`` and ``from ..utils import y`` load
+the project's real files. The folder above the top package goes on ``sys.path``, and so does the
+nearest folder above the file that holds each top-level name the file imports absolutely
+(``official/cv/CycleGAN`` for ``from src.config import config`` in ``src/models/cycle_gan.py``),
+as a training script run from its project's root would have it. A file without relative imports
+stays a top-level module: importing its package would run ``__init__.py`` files it never needed.
+
+The parent calls ``import_place`` (it looks at the file system, it imports nothing); the worker
+calls ``missing_module_hint`` when an import fails, to say which ``python-path`` entry would help.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.project_root import project_folders
+
+
+@dataclass(frozen=True)
+class ImportPlace:
+    package: str = ""  # the dotted package of the file's folder; "" for a top-level module
+    roots: tuple[str, ...] = ()  # folders to put on sys.path, nearest first
+
+
+def _imports(text: str) -> tuple[int, list[str]]:
+    """The deepest relative import's level, and the top-level names of the absolute imports."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return 0, []
+    level, names = 0, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            level = max(level, node.level)
+            if node.level == 0 and node.module:
+                names.append(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+    return level, list(dict.fromkeys(names))
+
+
+def holds_module(folder: Path, name: str) -> bool:
+    return (folder / name).is_dir() or (folder / f"{name}.py").is_file()
+
+
+def _package(folder: Path, level: int, ceiling: list[Path]) -> tuple[str, Optional[Path]]:
+    """The dotted package of ``folder`` and the folder above its top package: up through every
+    folder with an ``__init__.py``, and further (namespace packages) while a relative import of
+    ``level`` dots needs more parents than that."""
+    top = folder
+    while (top / "__init__.py").is_file() and top.parent in ceiling:
+        top = top.parent
+    while len(folder.relative_to(top).parts) < level and top.parent in ceiling:
+        top = top.parent
+    parts = folder.relative_to(top).parts
+    if len(parts) < level or not all(part.isidentifier() for part in parts):
+        return "", None
+    return ".".join(parts), top
+
+
+def import_place(path: Path, text: str) -> ImportPlace:
+    """How ``text``, the version of the file at ``path``, is best imported; see the module doc."""
+    folder = path.resolve().parent
+    ceiling = project_folders(folder)
+    level, names = _imports(text)
+    roots: list[Path] = []
+    package = ""
+    if level:
+        package, top = _package(folder, level, ceiling)
+        if top is not None:
+            roots.append(top)
+    for name in names:
+        holder = next((place for place in ceiling if holds_module(place, name)), None)
+        if holder is not None and holder != folder:
+            roots.append(holder)
+    return ImportPlace(package, tuple(dict.fromkeys(str(root) for root in roots)))
+
+
+def missing_module_hint(name: str, path: Path, search_path: list[str], project_root: Optional[str]) -> str:
+    """What to set when module ``name`` cannot be found for the file at ``path``: the folder above
+    it that holds the module (as a ``python-path`` entry), or that no folder of the project does."""
+    top = name.split(".")[0]
+    table = "[tool.ms-migrate.verify]"
+    if project_root:
+        table += f" of {Path(project_root) / 'pyproject.toml'}"
+    holder = next((place for place in project_folders(path) if holds_module(place, top)), None)
+    if holder is None:
+        return (
+            f"no folder above {path.name} holds {top!r}: install it for the MindSpore that runs "
+            f"verify, or add the folder that holds it to python-path in {table}"
+        )
+    if str(holder) in search_path:
+        return ""  # on the path already: what is missing lies inside it, no entry brings it
+    entry = os.path.relpath(holder, project_root) if project_root else str(holder)
+    return f'{holder} holds {top!r}: set python-path = ["{entry}"] in {table}'

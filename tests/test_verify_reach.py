@@ -1,0 +1,290 @@
+"""Verify's reach on real project shapes: an AFTER that only GRAPH mode rejects, an AFTER that
+cannot be imported, an operator without a CPU kernel, files that import their own package
+relatively, two projects with a `src` package each in one worker, and train steps the probe can
+drive only with their real signature (seven inputs, defaulted parameters).
+
+The MindSpore tests run one worker each, in PYNATIVE only where GRAPH adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ms_migrate.cli import main
+from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_pairs
+from ms_migrate.verify.imports import import_place, missing_module_hint
+from ms_migrate.verify.sites import differing_sites
+
+CASES = Path(__file__).parent / "verify_cases"
+
+
+def verify_json(before: Path, after: Path, *options: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(main, ["verify", "--format", "json", *options, str(before), str(after)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, json.loads(result.output)
+
+
+def rows(data: dict) -> dict[tuple[str, str], dict]:
+    return {(site["site"], site["mode"]): site for site in data["sites"]}
+
+
+def legacy_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
+    """A GradOperation train step taking ``inputs``, passing ``network_call`` to its network."""
+    return f"{header}\n" + textwrap.dedent(
+        f"""\
+        import mindspore.nn as nn
+        import mindspore.ops as ops
+
+        class TrainStep(nn.Cell):
+            def __init__(self, {init}):
+                super().__init__()
+                self.network = network
+                self.network.set_grad()
+                self.optimizer = optimizer
+                self.weights = optimizer.parameters
+                self.grad = ops.GradOperation(get_by_list=True)
+
+            def construct(self, {inputs}):
+                loss = self.network({network_call})
+                grads = self.grad(self.network, self.weights)({network_call})
+                self.optimizer(grads)
+                return loss
+        """
+    )
+
+
+def merged_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
+    """``legacy_step``'s rewrite, the forward merged into value_and_grad."""
+    return f"{header}\n" + textwrap.dedent(
+        f"""\
+        import mindspore
+        import mindspore.nn as nn
+
+        class TrainStep(nn.Cell):
+            def __init__(self, {init}):
+                super().__init__()
+                self.network = network
+                self.network.set_grad()
+                self.optimizer = optimizer
+                self.weights = optimizer.parameters
+
+            def construct(self, {inputs}):
+                loss, grads = mindspore.value_and_grad(self.network, None, self.weights)({network_call})
+                self.optimizer(grads)
+                return loss
+        """
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Without MindSpore
+
+
+def test_the_probe_takes_seven_inputs_and_the_steps_defaulted_parameters() -> None:
+    names = "ids, mask, types, labels, positions, lm_ids, lm_weights"
+    plans = differing_sites(legacy_step(names, names), merged_step(names, names))
+    assert [(plan.kind, plan.network_inputs, plan.problem) for plan in plans] == [("cell", 7, "")]
+    plans = differing_sites(
+        legacy_step("x, label, mask=None", "x, label"), merged_step("x, label", "x, label")
+    )
+    assert [(plan.kind, plan.inputs, plan.network_inputs, plan.defaulted) for plan in plans] == [
+        ("cell", ("feature", "label"), 2, 1)
+    ]
+
+
+def test_import_place_finds_the_package_and_the_roots_of_absolute_imports(tmp_path: Path) -> None:
+    project = tmp_path / "zoo" / "cv" / "gan"
+    (project / "src" / "models").mkdir(parents=True)
+    for folder in (project / "src", project / "src" / "models"):
+        (folder / "__init__.py").write_text("")
+    step = project / "src" / "models" / "step.py"
+    place = import_place(step, "from ..losses import GanLoss\nfrom src.config import config\n")
+    assert place.package == "src.models" and place.roots == (str(project),)
+    # No relative import: a top-level module, with the folder that holds `src` on the path.
+    assert import_place(step, "from src.config import config\n").package == ""
+    # A namespace package (no __init__.py) deep enough for two dots.
+    (project / "src" / "__init__.py").unlink()
+    (project / "src" / "models" / "__init__.py").unlink()
+    assert import_place(step, "from ..losses import GanLoss\n").package == "src.models"
+
+
+def test_a_missing_module_hint_names_the_folder_or_says_none_holds_it(tmp_path: Path) -> None:
+    (tmp_path / "models" / "toolbox").mkdir(parents=True)
+    step = tmp_path / "models" / "gan" / "train" / "step.py"
+    step.parent.mkdir(parents=True)
+    hint = missing_module_hint("toolbox.layers", step, [str(step.parent)], str(tmp_path))
+    assert hint == (
+        f"{tmp_path / 'models'} holds 'toolbox': set python-path = [\"models\"] in "
+        f"[tool.ms-migrate.verify] of {tmp_path / 'pyproject.toml'}"
+    )
+    assert missing_module_hint("toolbox", step, [str(tmp_path / "models")], str(tmp_path)) == ""
+    assert missing_module_hint("sklearn", step, [], None).startswith(
+        "no folder above step.py holds 'sklearn'"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# With MindSpore
+
+
+@pytest.mark.mindspore
+def test_an_after_that_only_graph_mode_rejects_differs_with_its_error() -> None:
+    code, data = verify_json(CASES / "defaulted_input_before.py", CASES / "defaulted_input_after.py")
+    assert code == 1, data
+    graph = rows(data)[("TrainStep", "graph")]
+    assert graph["verdict"] == "differs", graph
+    assert graph["reason"].startswith("AFTER fails"), graph
+    assert "the step's defaulted inputs" in graph["reason"], graph
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
+    assert graph["detail"].startswith("AFTER: TypeError: The parameters number of the function is"), graph
+
+
+@pytest.mark.mindspore
+def test_an_after_that_cannot_be_imported_differs(tmp_path: Path) -> None:
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(legacy_step("x, label", "x, label"))
+    after.write_text(merged_step("x, label", "x, label", header="import mindspore.no_such_module"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 1, data
+    row = rows(data)[("TrainStep", "pynative")]
+    assert (row["verdict"], row["reason"]) == ("differs", "AFTER cannot be imported while BEFORE can"), row
+    assert "ModuleNotFoundError: No module named 'mindspore.no_such_module'" in row["detail"], row
+
+
+@pytest.mark.mindspore
+def test_an_operator_without_a_cpu_kernel_is_named(tmp_path: Path) -> None:
+    """NPUAllocFloatStatus is Ascend-only: MindSpore 2.10 on CPU says "Unsupported op [...] on CPU"."""
+    status = "status = ops.NPUAllocFloatStatus()()"
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(
+        legacy_step("x, label", "x, label").replace(
+            "loss = self.network", f"{status}\n        loss = self.network"
+        )
+    )
+    after.write_text(
+        merged_step("x, label", "x, label").replace("loss, grads =", f"{status}\n        loss, grads =")
+    )
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 2, data
+    row = rows(data)[("TrainStep", "pynative")]
+    assert row["reason"].startswith(
+        "cannot run on CPU: the operator NPUAllocFloatStatus has no CPU kernel"
+    ), row
+    assert "Unsupported op [NPUAllocFloatStatus] on CPU" in row["detail"], row
+
+
+PACKAGE_FILES = {
+    "pyproject.toml": '[tool.ms-migrate.verify]\nmode = "pynative"\n',
+    "models/gan/__init__.py": "",
+    "models/gan/losses.py": "SCALE = 0.5\n",
+    "models/gan/train/__init__.py": "from .helpers import twice\n",
+    "models/gan/train/helpers.py": "def twice(value):\n    return value * 2\n",
+}
+RELATIVE = "from ..losses import SCALE\nfrom .helpers import twice\nassert twice(SCALE) == 1.0\n"
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.mark.mindspore
+def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
+    write_tree(tmp_path, PACKAGE_FILES)
+    train = tmp_path / "models" / "gan" / "train"
+    (train / "_step_before.py").write_text(legacy_step("x, label", "x, label", header=RELATIVE))
+    (train / "step.py").write_text(merged_step("x, label", "x, label", header=RELATIVE))
+    # A module of the project that only a module the file imports needs, in a folder above it
+    # that no import root reaches: the hint names the folder.
+    (tmp_path / "models" / "gan" / "toolbox.py").write_text("")
+    (train / "uses_toolbox.py").write_text("import toolbox\n")
+    header = "from . import uses_toolbox"
+    (train / "_other_before.py").write_text(legacy_step("x, label", "x, label", header=header))
+    (train / "other.py").write_text(merged_step("x, label", "x, label", header=header))
+
+    code, data = verify_json(train / "_step_before.py", train / "step.py")
+    assert code == 0, data
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
+    code, data = verify_json(train / "_other_before.py", train / "other.py")
+    assert code == 2, data
+    reason = rows(data)[("TrainStep", "pynative")]["reason"]
+    assert "ModuleNotFoundError: No module named 'toolbox'" in reason, reason
+    assert 'set python-path = ["models/gan"] in [tool.ms-migrate.verify]' in reason, reason
+
+
+@pytest.mark.mindspore
+def test_two_projects_with_a_src_package_each_share_a_worker(tmp_path: Path) -> None:
+    pairs = []
+    for project, name in (("first", "SCALE"), ("second", "OTHER")):
+        write_tree(tmp_path / project, {"src/__init__.py": "", "src/config.py": f"{name} = 1.0\n"})
+        header = f"from src.config import {name}"
+        path = tmp_path / project / "scripts" / "step.py"
+        path.parent.mkdir()
+        pairs.append(
+            Pair(
+                legacy_step("x, label", "x, label", header),
+                merged_step("x, label", "x, label", header),
+                path,
+                path,
+            )
+        )
+    reports = verify_pairs(pairs, VerifyOptions(modes=("pynative",), workers=1))
+    for report in reports:
+        assert [result.verdict for result in report.results] == [Verdict.EQUAL], report.results
+
+
+@pytest.mark.mindspore
+def test_a_step_of_seven_inputs_with_a_defaulted_parameter_is_driven(tmp_path: Path) -> None:
+    names = "ids, mask, types, labels, positions, lm_ids, lm_weights"
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(legacy_step(f"{names}, sens=None", names))
+    after.write_text(merged_step(f"{names}, sens=None", names))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 0, data
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
+
+
+LOSS_SCALED = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class Step(nn.TrainOneStepWithLossScaleCell):
+    def construct(self, x, label):
+        loss = self.network(x, label){scaled}
+        sens = ops.ones_like(loss) * ops.cast(self.scale_sense, ops.dtype(loss))
+        grads = self.grad(self.network, self.weights)(x, label, sens)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
+    plans = differing_sites(LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
+    assert [(plan.kind, plan.loss_scale) for plan in plans] == [("cell", True)]
+    # BERT's: a default of None, which the base class refuses.
+    init = (
+        "    def __init__(self, network, optimizer, scale_update_cell=None):\n"
+        "        super().__init__(network, optimizer, scale_update_cell)\n\n"
+    )
+    with_init = [
+        text.replace("    def construct", init + "    def construct")
+        for text in (LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
+    ]
+    assert [plan.loss_scale for plan in differing_sites(*with_init)] == [True]
+
+
+@pytest.mark.mindspore
+def test_a_loss_scale_subclass_is_driven_with_a_loss_scale_cell(tmp_path: Path) -> None:
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(LOSS_SCALED.format(scaled=""))
+    after.write_text(LOSS_SCALED.format(scaled=" * 1.0"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 0, data
+    assert rows(data)[("Step", "pynative")]["verdict"] == "equal", data
