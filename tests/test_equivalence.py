@@ -171,13 +171,13 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
 
     ascend_only = {"ascend_overflow_status_2_8", "forward_with_side_effect_between"}
     # No probe fits: the Cell sizes its sens tuple with len() of the network's output, or takes
-    # two networks and two optimizers (a GAN), or a loss-scale cell (TrainOneStepWithLossScaleCell's
-    # __init__ takes scale_sense); their own scripts run in test_rewrite_prints_same_numbers.
-    # The downgrade fixtures are functions of a model and data, which no probe builds either.
+    # two networks and two optimizers (a GAN); their own scripts run in
+    # test_rewrite_prints_same_numbers. (A TrainOneStepWithLossScaleCell subclass gets a loss-scale
+    # update cell for its scale_sense, so inherited_loss_scale_cell_2_8 is proven.) The downgrade
+    # fixtures are functions of a model and data, which no probe builds either.
     needs_factory = {
         "tuple_sens_by_name",
         "gan_two_applications",
-        "inherited_loss_scale_cell_2_8",
         "quickstart_has_aux_1_9",
         "from_import_grad_1_8",
         # Below 1.8 (MS301, MS302): functions of a model and data, a module-level loop, a trainer.

@@ -191,11 +191,16 @@ def _signature(arguments: ast.arguments, skip_self: bool) -> tuple[list[str], st
     return names, ""
 
 
-def _defaulted_inputs(arguments: ast.arguments) -> int:
-    """Positional parameters with defaults, but for a loss scale (the step's own, not its network's)."""
+def _defaulted_inputs(arguments: ast.arguments, calls: list[list[ast.expr]]) -> int:
+    """Positional parameters with defaults that the step does not pass on to its network, but
+    for a loss scale (the step's own, not its network's): the network likely has them defaulted
+    too. One the step passes on (`self.network(x, y, mask)`) is an input the network takes."""
     positional = [*arguments.posonlyargs, *arguments.args]
     defaulted = positional[len(positional) - len(arguments.defaults) :]
-    return sum(not _is_scalar_name(arg.arg) for arg in defaulted)
+    passed = {
+        node.id for call in calls for arg in call for node in ast.walk(arg) if isinstance(node, ast.Name)
+    }
+    return sum(not _is_scalar_name(arg.arg) and arg.arg not in passed for arg in defaulted)
 
 
 def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.expr]]:
@@ -343,7 +348,7 @@ def _plan_cell(
         optimizer=len(params) == 2,
         network_first=network_first,
         varargs=any(_passes_starred(version, attribute) for version in versions),
-        defaulted=_defaulted_inputs(construct.args),
+        defaulted=_defaulted_inputs(construct.args, calls),
         loss_scale=loss_scale,
     )
 
