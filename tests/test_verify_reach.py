@@ -288,3 +288,26 @@ def test_a_loss_scale_subclass_is_driven_with_a_loss_scale_cell(tmp_path: Path) 
     code, data = verify_json(before, after, "--mode", "pynative")
     assert code == 0, data
     assert rows(data)[("Step", "pynative")]["verdict"] == "equal", data
+
+
+def test_a_namespace_package_whose_parent_left_sys_modules_has_no_file(tmp_path: Path) -> None:
+    """centerface, then centernet, in one worker: a namespace package (`src/model_utils/` has no
+    `__init__.py`) recomputes its path from its parent's, and the parent `src` left sys.modules when
+    the next project's modules came in: that raised KeyError: 'src' in the harness (46 rows of
+    mindspore-ai/models)."""
+    import importlib
+    import sys
+
+    from ms_migrate.verify.worker import _module_file
+
+    write_tree(tmp_path, {"nsparent_xyz/__init__.py": "", "nsparent_xyz/tools/helpers.py": "X = 1\n"})
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("nsparent_xyz.tools")
+        assert _module_file(module).startswith(str(tmp_path.resolve()))
+        del sys.modules["nsparent_xyz"]
+        assert _module_file(module) == ""
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [name for name in sys.modules if name.startswith("nsparent_xyz")]:
+            del sys.modules[name]

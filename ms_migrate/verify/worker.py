@@ -209,7 +209,14 @@ def _module_file(module: Any) -> str:
     """The module's file (a namespace package's first folder); "" for one that is not the project's."""
     if getattr(module, "__name__", "").split(".")[0] in _NOT_PROJECT:
         return ""
-    where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), "")
+    where = getattr(module, "__file__", None)
+    if not where:
+        try:
+            where = next(iter(getattr(module, "__path__", None) or ()), "")
+        except (KeyError, AttributeError, TypeError):
+            # A namespace package recomputes its path from its parent's, which another
+            # project's activation took out of sys.modules (`src.utils` without `src`).
+            where = ""
     where = os.path.realpath(where) if isinstance(where, str) and where else ""
     return "" if where.startswith(_INSTALLED) else where
 
