@@ -90,7 +90,17 @@ class ClassFacts:
     # Absent __init__ (``has_init`` False): instantiations call the base's __init__ as they are.
     super_args: Optional[tuple[tuple[str, ...], dict[str, str]]] = None
     has_init: bool = False
-    mentioned: frozenset[str] = frozenset()  # every `self.x` the class's methods mention
+    node: Optional[ast.ClassDef] = field(default=None, repr=False, compare=False)
+
+    def mentions(self, attribute: str) -> bool:
+        """Whether the class's body mentions `self.<attribute>` (walked only when asked: the
+        index reads many classes and asks this of a base's few subclasses)."""
+        return self.node is not None and any(
+            isinstance(item, ast.Attribute)
+            and item.attr == attribute
+            and getattr(item.value, "id", None) == "self"
+            for item in walk(self.node)
+        )
 
     @property
     def construct_varargs(self) -> Optional[bool]:
@@ -335,11 +345,6 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
         if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
     )
     methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    mentioned = frozenset(
-        item.attr
-        for item in walk(node)
-        if isinstance(item, ast.Attribute) and getattr(item.value, "id", None) == "self"
-    )
     return ClassFacts(
         node.name,
         bases,
@@ -349,7 +354,7 @@ def _class_facts(node: ast.ClassDef) -> ClassFacts:
         assigned | methods,
         super_args,
         has_init,
-        mentioned,
+        node,
     )
 
 
@@ -484,14 +489,25 @@ def _scope_calls(scope: Scope, forwarder: Optional[str] = None, only: Optional[s
     return calls
 
 
+def called_names(data: bytes) -> set[str]:
+    """The capitalised names a file's bytes call (``Name(``): where a class's instantiations are."""
+    return {name.decode("ascii", "replace") for name in _CALL.findall(data)}
+
+
+def base_names_in(data: bytes) -> set[str]:
+    """The capitalised names a file's bytes derive a class from (``class X(Name)``)."""
+    return {
+        name.decode("ascii", "replace")
+        for bases in _CLASS_BASES.findall(data)
+        for name in _CAPITALISED.findall(bases)
+    }
+
+
 def call_names(data: bytes) -> set[str]:
-    """The capitalised names a file's bytes call (``Name(``) or derive a class from (``class
-    X(Name)``), as the index finds its classes' instantiations and subclasses: a file that gains
-    such a call or subclass may change what the index answers."""
-    names = set(_CALL.findall(data))
-    for bases in _CLASS_BASES.findall(data):
-        names.update(_CAPITALISED.findall(bases))
-    return {name.decode("ascii", "replace") for name in names}
+    """The names a file's bytes call or derive a class from, as the index finds its classes'
+    instantiations and subclasses: a file that gains such a call or subclass may change what the
+    index answers."""
+    return called_names(data) | base_names_in(data)
 
 
 @dataclass
@@ -543,6 +559,11 @@ class _RunFiles:
             found[path.parent.name if path.name == "__init__.py" else path.stem].append(path)
         return found
 
+    @cached_property
+    def packages(self) -> list[Path]:
+        """The run's `__init__.py` files, where re-exports live."""
+        return [path for path in self.paths if path.name == "__init__.py"]
+
     def named(self, path: Path) -> Optional[str]:
         given = self.given.get(path)
         return os.path.abspath(given) if given is not None else None
@@ -574,9 +595,13 @@ class ProjectIndex:
         # Shared by every view (with_local copies references): the run's files are read once.
         self._run = _RunFiles(tuple(paths))
         self._calls: dict[str, list[Path]] = {}
+        self._subclassed: dict[str, list[Path]] = {}  # base name -> files with `class X(Name)`
         self._scanned: list[bool] = [False]
         self._facts: dict[Path, FileFacts] = {}
         self._imported_words: dict[Path, frozenset[str]] = {}
+        # from-imported word -> the run's files that from-import it, built on first need
+        self._importers: dict[str, list[Path]] = {}
+        self._importers_built: list[bool] = [False]
         self._modules: dict[tuple[str, int, Optional[Path]], list[Path]] = {}
         # Re-exported names of a class of the file being migrated: (that file, class) -> names.
         self._aliases_of: dict[tuple[Optional[Path], str], set[str]] = {}
@@ -630,8 +655,10 @@ class ProjectIndex:
                 data = read_guarded(path, follow_links=True)[0]
             except SourceError:
                 continue  # a FIFO, a device behind a link, a file too large: the run says so
-            for name in call_names(data):
+            for name in called_names(data):
                 self._calls.setdefault(name, []).append(path)
+            for name in base_names_in(data):
+                self._subclassed.setdefault(name, []).append(path)
 
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
@@ -644,6 +671,16 @@ class ProjectIndex:
         if path not in self._facts:
             self._facts[path] = file_facts(_text_of(path))
         return self._facts[path]
+
+    def _importers_of(self, name: str) -> list[Path]:
+        """The run's files whose from-imports may bind ``name``: each file's words read once per
+        process, on the first question, not once per question."""
+        if not self._importers_built[0]:
+            self._importers_built[0] = True
+            for path in self._run.paths:
+                for word in self._from_imported(path):
+                    self._importers.setdefault(word, []).append(path)
+        return self._importers.get(name, [])
 
     def _from_imported(self, path: Path) -> frozenset[str]:
         if path not in self._imported_words:
@@ -787,7 +824,7 @@ class ProjectIndex:
         seen: set[tuple[Optional[Path], str]] = set(queue)
         while queue and len(seen) <= 4 * _DEPTH:
             defined_in, name = queue.pop(0)
-            for path in self._calls.get(name, []):
+            for path in self._subclassed.get(name, []):
                 if path == self._local_path or name not in self._from_imported(path):
                     continue
                 facts = self._file(path)
@@ -801,7 +838,7 @@ class ProjectIndex:
                         continue
                     seen.add((path, item.name))
                     queue.append((path, item.name))
-                    if attribute in item.mentioned:
+                    if item.mentions(attribute):
                         found.append(f"{self.display(path)}:{item.name}")
         return found
 
@@ -845,8 +882,8 @@ class ProjectIndex:
         the files of the run that import it from there."""
         found = [(where, call) for call in self._file(where).function_calls_of(function)]
         defined = self._file(where).functions.get(function)
-        for path in self._run.paths:
-            if path == (where or self._local_path) or function not in self._from_imported(path):
+        for path in self._importers_of(function):
+            if path == (where or self._local_path):
                 continue
             resolved = self._resolve_function(function, path)
             if resolved is None or resolved[1] is not defined:
@@ -973,8 +1010,8 @@ class ProjectIndex:
             return self._aliases_of[key]
         found: set[str] = set()
         self._aliases_of[key] = found
-        for path in self._run.paths:
-            if path.name != "__init__.py" or path == self._local_path:
+        for path in self._run.packages:
+            if path == self._local_path:
                 continue
             if class_name not in self._from_imported(path):
                 continue

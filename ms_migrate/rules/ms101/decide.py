@@ -16,7 +16,7 @@ from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.ms101.analysis import Application, GradOpSite, ModuleAnalysis, analyse
-from ms_migrate.rules.ms101.plan import INDIRECT, NetworkShape, Plan, plan_site
+from ms_migrate.rules.ms101.plan import INDIRECT, WRAPPER_WHY, NetworkShape, Plan, plan_site
 from ms_migrate.rules.ms101.reasons import left_alone, note
 
 CODE = "MS101"
@@ -52,8 +52,7 @@ def describe(plan: Plan, function: str) -> str:
         sens = ", sens_param=True"
     elif plan.scaled_by is not None:
         sens = f", sens by scaling the forward ({plan.aux})"
-    why = {"varargs": "construct takes *args", "defaults": "the call leaves out defaulted parameters"}
-    wrapped = f", through a def ({why[plan.wrapper_for]})" if plan.wrapper else ""
+    wrapped = f", through a def ({WRAPPER_WHY[plan.wrapper_for]})" if plan.wrapper else ""
     origin = f"self.{plan.site.name} from {plan.site.inherited_from}: " if plan.site.inherited_from else ""
     return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
 

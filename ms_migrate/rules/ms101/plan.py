@@ -338,7 +338,8 @@ def _is_fill_like(value: ast.expr) -> bool:
 # starred one) directly: "varargs", "defaults", "" (it can), or None (its class is not known).
 NetworkShape = Callable[[GradOpSite, Application, ast.expr, Optional[int]], Optional[str]]
 INDIRECT = ("varargs", "defaults")
-_INDIRECT_WHY = {"varargs": "takes *inputs", "defaults": "has defaulted parameters this call leaves out"}
+# Why a network is differentiated through a def, as messages say it.
+WRAPPER_WHY = {"varargs": "construct takes *args", "defaults": "the call leaves out defaulted parameters"}
 
 
 def plan_site(
@@ -659,7 +660,7 @@ def _merged_forward(
             return Refusal("MSR014", f"set_grad() is not called on {code_of(net)} (target {target})")
         if forward is None or not forward.carried or not isinstance(forward.target, ast.Name):
             indirect = spelling_for(target).sens == "sens_param" and shape in INDIRECT
-            why = f" ({code_of(net)} {_INDIRECT_WHY[shape]})" if indirect and shape else ""
+            why = f" ({code_of(net)}: {WRAPPER_WHY[shape]})" if indirect and shape else ""
             return Refusal(
                 "MSR014", f"the forward call and the sens fill cannot move next to the grad call{why}"
             )
