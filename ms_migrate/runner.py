@@ -48,6 +48,7 @@ from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
     from ms_migrate.verify import VerificationReport, VerifyOptions
+    from ms_migrate.verify.sites import NetworkLookup
 
 
 @dataclass
@@ -575,6 +576,27 @@ def _written(outcomes: Iterable[FileOutcome], write: bool) -> Iterator[FileOutco
 # --- upgrade --verify (ms_migrate.verify) ---------------------------------------------------------
 
 
+def _known_networks(path: Path, text: str) -> NetworkLookup:
+    """What this run's project index knows of the networks of ``text``'s train steps: the
+    probes then stand in for the network the step is given, not for any it might be."""
+    from ms_migrate.verify.sites import NetworkFacts
+
+    view = _project.with_local(text, path)
+
+    def lookup(class_name: str, attribute: str) -> Optional[NetworkFacts]:
+        signatures = view.attribute_signatures(class_name, attribute)
+        if None in signatures or any(item.keyword_only for item in signatures):  # type: ignore[union-attr]
+            return None
+        known = [item for item in signatures if item is not None]
+        return NetworkFacts(
+            positional=max(item.positional for item in known),
+            required=min(item.required for item in known),
+            varargs=any(item.varargs for item in known),
+        )
+
+    return lookup
+
+
 def upgrade_files_verified(
     paths: Sequence[Path],
     target: Version,
@@ -603,7 +625,8 @@ def upgrade_files_verified(
                     write_outcome(outcome)
             else:
                 outcome.held_back = "not written: notebooks are not verified by execution"
-    reports = verify_many([(outcome.path, outcome.before, outcome.after) for outcome in changed], options)
+    items = [(outcome.path, outcome.before, outcome.after) for outcome in changed]
+    reports = verify_many(items, options, _known_networks)
     for outcome, report in zip(changed, reports):
         outcome.verification = report
         if not report.ok and not allow_unverified:

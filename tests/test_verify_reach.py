@@ -311,3 +311,71 @@ def test_a_namespace_package_whose_parent_left_sys_modules_has_no_file(tmp_path:
         sys.path.remove(str(tmp_path))
         for name in [name for name in sys.modules if name.startswith("nsparent_xyz")]:
             del sys.modules[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# The network the run knows: the probes stand in for it, not for any network the step might get
+
+STAR_STEP = legacy_step("*inputs", "*inputs")
+STAR_STEP_AFTER = merged_step("*inputs", "*inputs")
+
+
+def test_a_known_network_decides_the_probe_variants() -> None:
+    from ms_migrate.verify.sites import NetworkFacts
+
+    def known(facts: NetworkFacts):
+        return lambda name, attribute: facts if (name, attribute) == ("TrainStep", "network") else None
+
+    assert [plan.varargs for plan in differing_sites(STAR_STEP, STAR_STEP_AFTER)] == [True]
+    fixed = known(NetworkFacts(positional=2, required=2, varargs=False))
+    assert [plan.varargs for plan in differing_sites(STAR_STEP, STAR_STEP_AFTER, fixed)] == [False]
+    star = known(NetworkFacts(positional=0, required=0, varargs=True))
+    assert [plan.varargs for plan in differing_sites(STAR_STEP, STAR_STEP_AFTER, star)] == [True]
+    # A step with a defaulted input it does not pass on: a variant only if the network has one too.
+    texts = legacy_step("x, label, mask=None", "x, label"), merged_step("x, label, mask=None", "x, label")
+    assert [plan.defaulted for plan in differing_sites(*texts)] == [1]
+    assert [plan.defaulted for plan in differing_sites(*texts, fixed)] == [0]
+    defaults = known(NetworkFacts(positional=3, required=2, varargs=False))
+    assert [plan.defaulted for plan in differing_sites(*texts, defaults)] == [1]
+
+
+FIXED_NETWORK = """\
+import mindspore.nn as nn
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(4, 2)
+        self.norm = nn.BatchNorm1d(2)
+        self.loss = nn.MSELoss()
+
+    def construct(self, x, label):
+        return self.loss(self.norm(self.dense(x)), label)
+"""
+
+STAR_TRAIN = """\
+import mindspore.nn as nn
+
+from net import Net
+from step import TrainStep
+
+net = Net()
+step = TrainStep(net, nn.Momentum(net.trainable_params(), 0.1, 0.9))
+"""
+
+
+@pytest.mark.mindspore
+def test_upgrade_verify_proves_a_star_step_whose_network_the_run_knows(tmp_path: Path) -> None:
+    """mindspore-ai/models' RetinaNet, brdnet, PoseNet...: a step passing *inputs to a network
+    whose construct the run shows fixed. MS101 writes the direct form, which GRAPH accepts for that
+    network; a *inputs probe made it differ (21 files of the zoo, none of them wrong)."""
+    (tmp_path / "net.py").write_text(FIXED_NETWORK)
+    (tmp_path / "step.py").write_text(STAR_STEP)
+    (tmp_path / "train.py").write_text(STAR_TRAIN)
+    (tmp_path / "pyproject.toml").write_text('[tool.ms-migrate.verify]\nworkers = 1\nmode = "graph"\n')
+    result = CliRunner().invoke(
+        main, ["upgrade", "--target-version", "2.8", "--verify", "--format", "json", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "value_and_grad(self.network, None, self.weights)(*inputs)" in (tmp_path / "step.py").read_text()

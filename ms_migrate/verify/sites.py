@@ -15,7 +15,7 @@ import ast
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 MAX_OUTPUTS = 3
 STAR_INPUTS = 2  # `construct(self, *inputs)`: the usual (data, label)
@@ -37,6 +37,20 @@ LOSS_SCALE_PARAMETERS = frozenset({"scale_sense", "scale_update_cell", "loss_sca
 GRAD_NAMES = frozenset({"GradOperation", "grad", "value_and_grad", "vjp", "jvp"})
 
 Definition = Union[ast.ClassDef, ast.FunctionDef]
+
+
+@dataclass(frozen=True)
+class NetworkFacts:
+    """What the run knows of a train step's network: its construct's positional parameters, how
+    many of them have no default, and whether it takes ``*inputs``."""
+
+    positional: int
+    required: int
+    varargs: bool
+
+
+# (the step's class, the attribute its network is in) -> the network, when the run knows its class.
+NetworkLookup = Callable[[str, str], Optional[NetworkFacts]]
 
 
 @dataclass(frozen=True)
@@ -298,7 +312,11 @@ def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
 
 
 def _plan_cell(
-    name: str, line: int, versions: list[ast.ClassDef], classes: dict[str, ast.ClassDef]
+    name: str,
+    line: int,
+    versions: list[ast.ClassDef],
+    classes: dict[str, ast.ClassDef],
+    networks: Optional[NetworkLookup] = None,
 ) -> SitePlan:
     first = versions[0]
     if not _is_cell(first, classes):
@@ -338,6 +356,16 @@ def _plan_cell(
     arity = len(calls[0]) if calls else sum(role != "scalar" for role in inputs)
     if arity < 1:
         return SitePlan(name, line, "none", problem="the network takes no inputs")
+    varargs = any(_passes_starred(version, attribute) for version in versions)
+    defaulted = _defaulted_inputs(construct.args, calls)
+    known = networks(name, attribute) if networks is not None else None
+    if known is not None:
+        # The probe variants stand in for a network the step might be given; the run knows the
+        # one it is given, and a variant it is not (a *inputs network for a fixed construct)
+        # would call a rewrite decided by the real network wrong.
+        varargs = known.varargs
+        given = len(calls[0]) if calls else None
+        defaulted = 0 if known.varargs or given is None else max(known.positional - given, 0)
     return SitePlan(
         name,
         line,
@@ -347,8 +375,8 @@ def _plan_cell(
         outputs=max(_output_count(version, attribute) for version in versions),
         optimizer=len(params) == 2,
         network_first=network_first,
-        varargs=any(_passes_starred(version, attribute) for version in versions),
-        defaulted=_defaulted_inputs(construct.args, calls),
+        varargs=varargs,
+        defaulted=defaulted,
         loss_scale=loss_scale,
     )
 
@@ -364,8 +392,11 @@ def _plan_function(name: str, line: int, versions: list[ast.FunctionDef]) -> Sit
     return SitePlan(name, line, "function", inputs=default_roles(names), jit=jit)
 
 
-def differing_sites(before_text: str, after_text: str) -> list[SitePlan]:
-    """The sites to run, in BEFORE's order (sites only in AFTER last).
+def differing_sites(
+    before_text: str, after_text: str, networks: Optional[NetworkLookup] = None
+) -> list[SitePlan]:
+    """The sites to run, in BEFORE's order (sites only in AFTER last). ``networks`` says what
+    the run knows of a train step's network (``upgrade --verify``: the project index).
 
     Raises ``SiteSearchError`` when a version does not parse, and returns a single ``<module>``
     plan when the versions differ only in module-level statements that no definition reads.
@@ -389,7 +420,7 @@ def differing_sites(before_text: str, after_text: str) -> list[SitePlan]:
         if same and not (_loaded_names(versions[0]) & changed_names):
             continue
         if isinstance(versions[0], ast.ClassDef) and isinstance(versions[1], ast.ClassDef):
-            plans.append(_plan_cell(name, line, versions, classes))  # type: ignore[arg-type]
+            plans.append(_plan_cell(name, line, versions, classes, networks))  # type: ignore[arg-type]
         elif isinstance(versions[0], ast.FunctionDef) and isinstance(versions[1], ast.FunctionDef):
             plans.append(_plan_function(name, line, versions))  # type: ignore[arg-type]
         else:

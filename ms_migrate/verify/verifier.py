@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -18,7 +18,7 @@ from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
-from ms_migrate.verify.sites import SitePlan, SiteSearchError, differing_sites
+from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
 
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -32,6 +32,7 @@ class Pair:
     after: str
     before_path: Path
     after_path: Path
+    networks: Optional[NetworkLookup] = None  # what the run knows of the train steps' networks
 
     @property
     def path(self) -> Path:
@@ -115,7 +116,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
         for index, pair in enumerate(pairs):
             try:
                 config = find_config(pair.before_path)
-                plans = differing_sites(pair.before, pair.after)
+                plans = differing_sites(pair.before, pair.after, pair.networks)
             except (ConfigError, SiteSearchError) as error:
                 planned.append((index, None, SitePlan("<module>", 0, "skip", problem=str(error))))
                 continue
@@ -166,9 +167,20 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
     return reports
 
 
-def verify_many(items: Sequence[tuple[Path, str, str]], options: VerifyOptions) -> list[VerificationReport]:
-    """``(path, before_text, after_text)`` triples, as ``upgrade --verify`` produces them."""
-    return verify_pairs([Pair(before, after, path, path) for path, before, after in items], options)
+def verify_many(
+    items: Sequence[tuple[Path, str, str]],
+    options: VerifyOptions,
+    networks: Optional[Callable[[Path, str], NetworkLookup]] = None,
+) -> list[VerificationReport]:
+    """``(path, before_text, after_text)`` triples, as ``upgrade --verify`` produces them;
+    ``networks(path, before_text)``: what the run knows of that file's train steps' networks."""
+    return verify_pairs(
+        [
+            Pair(before, after, path, path, networks(path, before) if networks is not None else None)
+            for path, before, after in items
+        ],
+        options,
+    )
 
 
 def verify_texts(
