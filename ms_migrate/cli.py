@@ -54,11 +54,16 @@ def _resolve_target(
     explicit: Optional[Version], paths: tuple[Path, ...], err: Stream, needs_target: bool = False
 ) -> Version:
     """The version to write code for: --target-version, else the project's lowest allowed one,
-    else the newest (unless ``needs_target``: downgrade's default would leave every file as is).
+    else the default (unless ``needs_target``: downgrade's default would leave every file as is).
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
-    lower bound needs --target-version, and a --target-version above the lowest allowed warns.
+    lower bound needs --target-version, and a --target-version above the lowest allowed warns. A
+    bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
+    newer than the newest known is taken, with a warning: the tables read it as the newest known.
     """
+    # Imported here: the rest of cli.py was being edited alongside (move it to the module's imports).
+    from ms_migrate.versions import newest_known
+
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
     if explicit is not None:
         if detected is not None and detected.version is not None and explicit > detected.version:
@@ -66,22 +71,33 @@ def _resolve_target(
                 f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
                 f"the project allows ({detected.source}); the output may not run there"
             )
-        return explicit
-    if detected is not None:
-        if detected.version is None:
-            raise click.UsageError(
-                f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
-                "pass --target-version"
-            )
+        target = explicit
+    elif detected is not None and detected.version is not None:
         err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
-        return detected.version
-    if needs_target:
+        target = detected.version
+    elif detected is not None and not detected.unpinned:
         raise click.UsageError(
-            "downgrade needs an older target: pass --target-version X.Y (no mindspore pin was found, "
-            f"and the default, {default_target()}, is the newest version)"
+            f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
+            "pass --target-version"
         )
-    target = default_target()
-    err.print(f"target MindSpore {target} (default: no mindspore pin found; use --target-version)")
+    else:
+        if detected is not None:
+            why = f"{detected.pin.file} names {detected.pin.package} without a version"
+        else:
+            why = "no mindspore pin found"
+        if needs_target:
+            raise click.UsageError(
+                f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
+                f"{default_target()}, would leave every file as is)"
+            )
+        target = default_target()
+        err.print(f"target MindSpore {target} (default: {why}; use --target-version)")
+    newest = newest_known()
+    if target > newest:
+        err.print(
+            f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
+            f"using what it knows of {newest}"
+        )
     return target
 
 

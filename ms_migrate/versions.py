@@ -89,14 +89,22 @@ def known_versions() -> list[Version]:
     return [Version.parse(text) for text in _table()["known_versions"]]
 
 
+def newest_known() -> Version:
+    return max(known_versions())
+
+
 def parse_target(text: str) -> Version:
-    """A ``--target-version``: one of the known release lines, written X.Y."""
+    """A ``--target-version``: one of the known release lines, or a newer one, written X.Y.
+
+    A line newer than the newest known is taken (a release the catalogue has not caught up with
+    yet): every table is a set of ranges, so it reads as the newest known line, and the caller warns.
+    """
     known = known_versions()
     listed = ", ".join(str(version) for version in known)
     if not re.fullmatch(r"\d+\.\d+", text.strip()):
         raise ValueError(f"not a MindSpore release line: {text!r} (write X.Y, one of {listed})")
     version = Version.parse(text)
-    if version not in known:
+    if version not in known and version < max(known):
         raise ValueError(f"unknown MindSpore version {text} (known: {listed})")
     return version
 
@@ -105,31 +113,41 @@ def parse_target(text: str) -> Version:
 MINDSPORE_PACKAGES = frozenset(
     {"mindspore", "mindspore-gpu", "mindspore-ascend", "mindspore-cpu", "mindspore-dev"}
 )
-_PATCHES = 100  # patch releases tried per line when a specifier names one (2.2.14 and the like)
+_LOWER_BOUNDS = frozenset({">=", ">", "==", "~=", "==="})
 
 
 def lowest_allowed(specs: str) -> Optional[Version]:
-    """The lowest known release line a specifier set admits, or None if it sets no lower bound.
+    """The lowest release line a specifier set admits, or None if it sets no lower bound.
 
-    `>=2.2,<3` gives 2.2; `>1.8` gives 1.8 (1.8.1 is allowed); `<3` gives None: nothing says how
-    old the runtime may be, so the tool cannot choose a spelling by itself.
+    `>=2.2,<3` gives 2.2; `>1.8` gives 1.8 (1.8.1 is allowed); `==2.3.0rc1`, `>=2.2.0.post1` and
+    `>=1.8.1,<2` give the line of their release (2.3, 2.2, 1.8); `<3` gives None: nothing says how
+    old the runtime may be, so the tool cannot choose a spelling by itself. A bound between known
+    lines means the next known one (`>=1.11` gives 2.0); one above the newest known is kept
+    (`>=2.12` gives 2.12), for the caller to warn about.
     """
     # packaging is imported here, where a pin was found: most runs (a pre-commit hook on a
     # project without one) never pay for it.
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion
     from packaging.version import Version as PackagingVersion
 
     try:
         specifier = SpecifierSet(specs)
     except InvalidSpecifier:
         return None
-    if not any(item.operator in (">=", ">", "==", "~=", "===") for item in specifier):
+    bounds = []
+    for item in specifier:
+        if item.operator not in _LOWER_BOUNDS:
+            continue
+        try:  # `==2.*` bounds at 2.0; `===` takes any string, and `===latest` names no release
+            release = PackagingVersion(item.version.removesuffix(".*")).release
+        except InvalidVersion:
+            continue
+        bounds.append(Version(release[0], release[1] if len(release) > 1 else 0))
+    if not bounds:
         return None
-    for version in known_versions():
-        for patch in range(_PATCHES):
-            if specifier.contains(PackagingVersion(f"{version}.{patch}"), prereleases=True):
-                return version
-    return None
+    bound = max(bounds)  # every clause must hold: `>=2.2,>=2.5` starts at 2.5
+    return next((version for version in sorted(known_versions()) if version >= bound), bound)
 
 
 def _canonical_name(name: str) -> str:
@@ -138,9 +156,34 @@ def _canonical_name(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class Pin:
+    """One place a project names MindSpore."""
+
+    file: str  # "requirements.txt"
+    package: str  # as written: "mindspore-gpu"
+    specifier: str  # PEP 440, ">=2.2,<3"; "" where no version is given
+    text: str  # the line as written
+
+    @property
+    def origin(self) -> str:
+        return f"{self.file}: {self.text}"
+
+
+@dataclass(frozen=True)
 class DetectedTarget:
-    version: Optional[Version]  # None: MindSpore is pinned, but with no lower bound
-    source: str  # where the version came from, for the user
+    version: Optional[Version]  # None: no lower bound (an upper bound alone, or no version at all)
+    pin: Pin  # the pin that decided
+
+    @property
+    def source(self) -> str:
+        """Where the version came from, for the user."""
+        return self.pin.origin
+
+    @property
+    def unpinned(self) -> bool:
+        """MindSpore is named with no version at all (`mindspore`, Poetry's `"*"`): pip takes the
+        newest, so the default target stands, unlike a pin with only an upper bound."""
+        return not self.pin.specifier
 
 
 def _requirement(line: str) -> Optional[Requirement]:
@@ -156,13 +199,13 @@ def _requirement(line: str) -> Optional[Requirement]:
     return requirement if _canonical_name(requirement.name) in MINDSPORE_PACKAGES else None
 
 
-def _requirements_file(path: Path, seen: set[Path]) -> list[tuple[str, str]]:
-    """(specifier, origin) for each MindSpore line of a requirements file, `-r` includes followed."""
+def _requirements_file(path: Path, seen: set[Path]) -> list[Pin]:
+    """Each MindSpore line of a requirements file, `-r` includes followed."""
     path = path.resolve()
     if path in seen or not path.is_file():
         return []
     seen.add(path)
-    found: list[tuple[str, str]] = []
+    found: list[Pin] = []
     try:
         lines = read_guarded(path, follow_links=True)[0].decode("utf-8", "replace").splitlines()
     except SourceError:
@@ -175,17 +218,24 @@ def _requirements_file(path: Path, seen: set[Path]) -> list[tuple[str, str]]:
             continue
         requirement = _requirement(line)
         if requirement is not None:
-            found.append((str(requirement.specifier), f"{path.name}: {line}"))
+            found.append(_pin(path, requirement, line))
     return found
 
 
+def _pin(path: Path, requirement: Requirement, line: str) -> Pin:
+    return Pin(path.name, requirement.name, str(requirement.specifier), line)
+
+
 def _poetry_specifier(value: object) -> Optional[str]:
-    """Poetry's `^2.3`, `~2.3`, `2.3.*`, `>=2.2,<3` or `{version = ...}` as a PEP 440 specifier."""
+    """Poetry's `^2.3`, `~2.3`, `2.3.*`, `>=2.2,<3` or `{version = ...}` as a PEP 440 specifier;
+    its `*` (any version) as ""."""
     if isinstance(value, dict):
         value = value.get("version")
     if not isinstance(value, str):
         return None
     value = value.strip()
+    if value == "*":
+        return ""
     caret = re.fullmatch(r"\^(\d+)(?:\.(\d+))?(?:\.(\d+))?", value)
     if caret:
         major, minor = int(caret.group(1)), int(caret.group(2) or 0)
@@ -199,19 +249,19 @@ def _poetry_specifier(value: object) -> Optional[str]:
     return value
 
 
-def _pyproject(path: Path) -> list[tuple[str, str]]:
+def _pyproject(path: Path) -> list[Pin]:
     try:
         data = load_toml(read_guarded(path, follow_links=True)[0].decode("utf-8"))
     except (SourceError, ValueError):
         return []
-    found: list[tuple[str, str]] = []
+    found: list[Pin] = []
     project = data.get("project", {})
     groups = [project.get("dependencies", []), *project.get("optional-dependencies", {}).values()]
     for group in groups:
         for line in group if isinstance(group, list) else []:
             requirement = _requirement(line) if isinstance(line, str) else None
             if requirement is not None:
-                found.append((str(requirement.specifier), f"{path.name}: {line}"))
+                found.append(_pin(path, requirement, line))
     poetry = data.get("tool", {}).get("poetry", {})
     groups_ = poetry.get("group", {}).values()
     tables = [poetry.get("dependencies", {}), *(group.get("dependencies", {}) for group in groups_)]
@@ -219,18 +269,18 @@ def _pyproject(path: Path) -> list[tuple[str, str]]:
         for name, value in table.items():
             if _canonical_name(name) in MINDSPORE_PACKAGES:
                 specifier = _poetry_specifier(value)
-                if specifier:
-                    found.append((specifier, f"{path.name}: {name} = {value!r}"))
+                if specifier is not None:
+                    found.append(Pin(path.name, name, specifier, f"{name} = {value!r}"))
     return found
 
 
-def _setup_cfg(path: Path) -> list[tuple[str, str]]:
+def _setup_cfg(path: Path) -> list[Pin]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(read_guarded(path, follow_links=True)[0].decode("utf-8"), str(path))
     except (configparser.Error, SourceError, ValueError):
         return []
-    found: list[tuple[str, str]] = []
+    found: list[Pin] = []
     values = [parser.get("options", "install_requires", fallback="")]
     if parser.has_section("options.extras_require"):
         values += [value for _, value in parser.items("options.extras_require")]
@@ -238,12 +288,12 @@ def _setup_cfg(path: Path) -> list[tuple[str, str]]:
         for line in value.splitlines():
             requirement = _requirement(line)
             if requirement is not None:
-                found.append((str(requirement.specifier), f"{path.name}: {line.strip()}"))
+                found.append(_pin(path, requirement, line.strip()))
     return found
 
 
-def _pins(folder: Path) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+def _pins(folder: Path) -> list[Pin]:
+    found: list[Pin] = []
     if (folder / "pyproject.toml").is_file():
         found += _pyproject(folder / "pyproject.toml")
     if (folder / "setup.cfg").is_file():
@@ -259,22 +309,24 @@ def detect_target(start: Path) -> Optional[DetectedTarget]:
 
     Reads PEP 621 dependencies and optional-dependencies, Poetry dependencies, setup.cfg and
     requirements files (`requirements*.txt`, `requirements/*.txt`, `-r` includes), for MindSpore
-    and its device builds, whatever their environment markers. The nearest folder with a pin
-    decides; the search stops at the repository root.
+    and its device builds, whatever their environment markers. The nearest folder that names
+    MindSpore decides; the search stops at the repository root. Of its pins, the lowest lower bound
+    wins; without one, a pin with only an upper bound (the tool cannot choose) wins over a bare name.
     """
     for folder in project_folders(start):
         pins = _pins(folder)
         if pins:
-            best: Optional[DetectedTarget] = None
-            for specifier, origin in pins:
-                version = lowest_allowed(specifier)
-                if version is None:
-                    if best is None:
-                        best = DetectedTarget(None, origin)
-                elif best is None or best.version is None or version < best.version:
-                    best = DetectedTarget(version, origin)
-            return best
+            return _decide(pins)
     return None
+
+
+def _decide(pins: list[Pin]) -> DetectedTarget:
+    bounded = [(version, pin) for pin in pins if (version := lowest_allowed(pin.specifier)) is not None]
+    if bounded:
+        version, pin = min(bounded, key=lambda item: item[0])
+        return DetectedTarget(version, pin)
+    versioned = [pin for pin in pins if pin.specifier]
+    return DetectedTarget(None, (versioned or pins)[0])
 
 
 def load_toml(text: str) -> dict:

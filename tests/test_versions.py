@@ -18,6 +18,11 @@ from ms_migrate.versions import Version, detect_target, lowest_allowed, parse_ta
         (">1.8", "1.8"),  # 1.8.1 is allowed
         (">=2.2.14", "2.2"),
         ("==2.*", "2.0"),
+        (">=2.2.0.post1", "2.2"),
+        (">=1.8.1,<2", "1.8"),
+        ("===2.4.1", "2.4"),
+        (">=1.11", "2.0"),  # no 1.11: the next release line
+        (">=2.2,>=2.5", "2.5"),  # every clause holds
         ("<3", None),  # no lower bound: the oldest runtime is unknown
     ],
 )
@@ -34,7 +39,8 @@ def test_spelling_table() -> None:
     assert Version.parse("2.10") > Version.parse("2.9")
 
 
-@pytest.mark.parametrize("text", ["99.1", "2.0.1", "2", "latest"])
+# Older than the oldest known, between known lines, or not X.Y; a newer line is taken (test_version_pins).
+@pytest.mark.parametrize("text", ["0.0", "1.11", "2.0.1", "2", "latest"])
 def test_unknown_target_versions_are_refused_with_the_known_ones(text: str) -> None:
     with pytest.raises(ValueError, match=r"2\.10"):
         parse_target(text)
@@ -103,6 +109,11 @@ def test_an_upper_bound_alone_needs_target_version(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     result = CliRunner().invoke(main, ["check", str(tmp_path / "a.py")])
     assert result.exit_code == 2 and "no lower bound" in result.output and "--target-version" in result.output
+    # A bare `mindspore` elsewhere sets no bound, and does not hide this one.
+    (tmp_path / "requirements-dev.txt").write_text("mindspore\n")
+    beside = CliRunner().invoke(main, ["check", str(tmp_path / "a.py")])
+    assert beside.exit_code == 2
+    assert "requirements.txt: mindspore<3: MindSpore has no lower bound" in beside.output
     explicit = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path / "a.py")])
     assert explicit.exit_code == 0
 
