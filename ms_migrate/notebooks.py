@@ -3,8 +3,9 @@
 Tutorials and course material are often notebooks, with imports in one cell and the train step in
 another, so the cells are analysed together: each code cell becomes a marked section of one
 module. IPython magics (`%time`, `!pip ...`) are not Python; they are turned into marked comments
-and restored afterwards. Cell magics (`%%bash`) make the whole cell opaque. Pure: JSON text in,
-JSON text out; ``sources`` does the reading and writing.
+(or, inside a block, a marked `pass` that keeps the block's body) and restored afterwards. Cell
+magics (`%%bash`) make the whole cell opaque. Cells are numbered from 1 wherever a user sees them,
+as ruff and Jupyter do. Pure: JSON text in, JSON text out; ``sources`` does the reading and writing.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-CELL_MARKER = "# %% ms-migrate cell {index}"
+CELL_MARKER = "# %% ms-migrate cell {index}"  # the cell's 0-based position in the JSON
 _CELL_LINE = re.compile(r"^# %% ms-migrate cell (\d+)$")
 _MAGIC_PREFIX = "# ms-migrate magic: "
+# An indented magic is a block's body (`if not exists:` / `    !wget ...`): a comment would leave
+# the block empty, so it becomes a statement that does nothing.
+_BODY_MAGIC_PREFIX = "pass  " + _MAGIC_PREFIX
 # Line magics and shell escapes (`%time x`, `!pip install`), and help lookups (`obj?`, `?obj`).
 _MAGIC = re.compile(r"^(\s*)([%!].*|\?.*|[\w.]+\?\??)$")
 _FUTURE = re.compile(r"^from\s+__future__\s+import\s+[\w\s,]+(#.*)?$")  # one line, no brackets
@@ -54,12 +58,13 @@ class Notebook:
         return "\n".join(parts) + "\n"
 
     def cell_of_line(self, line: int, text: Optional[str] = None) -> tuple[int, int]:
-        """(cell index, line within the cell) for a line of the virtual text."""
-        cell, offset = -1, 0
+        """(cell number, line within the cell) for a line of the virtual text, both from 1 as
+        Jupyter and ruff count them (`nb.ipynb:cell 1:3`); markdown cells count too."""
+        cell, offset = 0, 0
         for number, content in enumerate((text or self.virtual_text()).split("\n"), start=1):
             match = _CELL_LINE.match(content)
             if match:
-                cell, offset = int(match.group(1)), number
+                cell, offset = int(match.group(1)) + 1, number
             if number == line:
                 return cell, line - offset
         return cell, 0
@@ -87,17 +92,29 @@ class Notebook:
 def _hide_magics(lines: list[str], hide_future: bool = False) -> list[str]:
     """Lines with magics (and, with ``hide_future``, one-line `from __future__` imports) turned
     into marked comments. Only a line that starts a statement can be a magic: `!= b` or `% n`
-    continuing a bracketed or backslash-continued line is Python."""
+    continuing a bracketed or backslash-continued line is Python.
+
+    A magic indented deeper than a statement above it is inside a block, maybe its only line,
+    and becomes a marked `pass` at the same indentation. One with no statement above it at a
+    lesser indentation stays a comment: IPython drops a cell's leading indent, and `pass` there
+    would not parse."""
     hidden = []
     scanner = _Continuation()
+    shallowest: Optional[int] = None  # the least indentation of a statement seen so far
     for line in lines:
         match = _MAGIC.match(line) if scanner.at_statement_start else None
         if match:
-            hidden.append(f"{match.group(1)}{_MAGIC_PREFIX}{match.group(2)}")
+            indent, magic = match.group(1), match.group(2)
+            in_block = shallowest is not None and len(indent) > shallowest
+            hidden.append(f"{indent}{_BODY_MAGIC_PREFIX if in_block else _MAGIC_PREFIX}{magic}")
             continue
         if hide_future and scanner.at_statement_start and _FUTURE.match(line):
             hidden.append(f"{_MAGIC_PREFIX}{line}")
             continue
+        code = line.lstrip()
+        if scanner.at_statement_start and code and not code.startswith("#"):
+            indent_width = len(line) - len(code)
+            shallowest = indent_width if shallowest is None else min(shallowest, indent_width)
         hidden.append(line)
         scanner.feed(line)
     return hidden
@@ -145,9 +162,28 @@ class _Continuation:
 
 def _show_magic(line: str) -> str:
     stripped = line.lstrip()
-    if stripped.startswith(_MAGIC_PREFIX):
-        return line[: len(line) - len(stripped)] + stripped[len(_MAGIC_PREFIX) :]
+    for prefix in (_BODY_MAGIC_PREFIX, _MAGIC_PREFIX):
+        if stripped.startswith(prefix):
+            return line[: len(line) - len(stripped)] + stripped[len(prefix) :]
     return line
+
+
+def changed_cells(before: str, after: str) -> Optional[list[tuple[int, str, str]]]:
+    """The cells a rewrite of a virtual text changed, as (cell number from 1, source before,
+    source after) with their magics shown as in the notebook; None where ``before`` and
+    ``after`` do not hold the same cells (not virtual texts of one notebook)."""
+    try:
+        old, new = _split(before), _split(after)
+    except NotebookError:
+        return None
+    if not old or [index for index, _ in old] != [index for index, _ in new]:
+        return None
+    changed = []
+    for (index, old_lines), (_, new_lines) in zip(old, new):
+        if old_lines != new_lines:
+            shown = ["\n".join(_show_magic(line) for line in lines) for lines in (old_lines, new_lines)]
+            changed.append((index + 1, shown[0], shown[1]))
+    return changed
 
 
 def _split(text: str) -> list[tuple[int, list[str]]]:

@@ -56,6 +56,22 @@ def make_console(stderr: bool = False, soft_wrap: bool = True, quiet: bool = Fal
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff of a file as users see it. A notebook's texts are its virtual module (see
+    ``notebooks``), whose line numbers nobody can find in the notebook: its diff is one per
+    changed cell, headed `a/nb.ipynb:cell 3` and numbered within the cell, as ruff's is."""
+    if path.endswith(".ipynb"):
+        from ms_migrate.notebooks import changed_cells
+
+        cells = changed_cells(before, after)
+        if cells is not None:
+            # A cell's last line has no newline in the JSON, and saying so in every hunk is noise.
+            return "".join(
+                _diff(f"{path}:cell {number}", old + "\n", new + "\n") for number, old, new in cells
+            )
+    return _diff(path, before, after)
+
+
+def _diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
         source_lines(before),
         source_lines(after),

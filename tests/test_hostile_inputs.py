@@ -93,7 +93,7 @@ def test_valid_inputs_that_ended_the_run_are_each_their_own_error(tmp_path: Path
     result = _ms_migrate("upgrade", "-j", jobs, "--no-cache", "--target-version", "2.8", str(tree))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert f"{tree / 'digits.ipynb'}: not a notebook this tool can read: Exceeds the limit" in result.stderr
-    assert f"{tree / 'surrogate.ipynb'}:cell 0:2: a lone surrogate ('\\ud800')" in result.stderr
+    assert f"{tree / 'surrogate.ipynb'}:cell 1:2: a lone surrogate ('\\ud800')" in result.stderr
     assert "GradOperation" not in (tree / "step.py").read_text()
 
 

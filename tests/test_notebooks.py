@@ -36,7 +36,7 @@ def test_notebook_upgrade_rewrites_code_cells_only(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "tutorial.ipynb:cell 3:7:1: MS101" in result.output
+    assert "tutorial.ipynb:cell 4:7:1: MS101" in result.output
     after = cells(notebook)
     assert len(after) == len(before)
     assert "".join(after[1]["source"]) == (
@@ -128,7 +128,7 @@ def test_lint_findings_in_a_notebook_point_at_their_cell(tmp_path: Path) -> None
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     result = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(notebook)])
     assert result.exit_code == 1
-    assert f"{notebook}:cell 1:2:19: MS202" in result.output, result.output
+    assert f"{notebook}:cell 2:2:19: MS202" in result.output, result.output
 
 
 def test_a_future_import_opening_a_later_cell_is_kept_and_the_cell_still_migrates(tmp_path: Path) -> None:
@@ -147,3 +147,111 @@ def test_a_future_import_opening_a_later_cell_is_kept_and_the_cell_still_migrate
     source = "".join(cells(notebook)[3]["source"])
     assert source.startswith("from __future__ import annotations\n")
     assert "ms.value_and_grad(" in source
+
+
+def _write_notebook(path: Path, sources: list[list[str]]) -> Path:
+    """A notebook as Jupyter writes it: a markdown cell first, then one code cell per source."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Lesson\n"]}]
+    cells += [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+        for source in sources
+    ]
+    document = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def test_cell_numbers_count_from_one_as_jupyter_and_ruff_do(tmp_path: Path) -> None:
+    # Cell 1 is markdown; the grad call is on line 2 of cell 3.
+    notebook = _write_notebook(
+        tmp_path / "lint.ipynb",
+        [["import mindspore as ms\n"], ["x = 1\n", "fn = ms.grad(net, position=0)\n"]],
+    )
+    text = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(notebook)])
+    assert f"{notebook}:cell 3:2:19: MS202" in text.output, text.output
+    found = CliRunner().invoke(main, ["check", "--format", "json", "--target-version", "2.10", str(notebook)])
+    assert [item["location"] for item in json.loads(found.stdout)] == ["cell 3:2"]
+    assert parse_notebook(notebook.read_text(encoding="utf-8")).cell_of_line(1) == (2, 0)  # its marker
+
+
+WGAN_DOWNLOAD = [
+    "import os\n",
+    "if not os.path.exists('./data'):\n",
+    "    !wget -N https://example.com/lsun.zip\n",
+    "    !unzip lsun.zip -d ./data\n",
+    "else:\n",
+    "    %ls ./data\n",
+    "for name in ('a', 'b'):\n",
+    "    if name:\n",
+    "        !echo {name}\n",
+    "%matplotlib inline",
+]
+LEGACY_STEP = [
+    "import mindspore as ms\n",
+    "from mindspore.ops import composite as C\n",
+    "grad_op = C.GradOperation(get_by_list=True)\n",
+    "\n",
+    "\n",
+    "def train_step(x, y):\n",
+    "    return grad_op(net, weights)(x, y)",
+]
+
+
+def test_indented_magics_are_masked_in_their_block_and_written_back_as_they_were(tmp_path: Path) -> None:
+    # mindspore-courses' wgan.ipynb downloads its data with `!wget` inside an `if`: the only line
+    # of the block, so a comment there left an `if` without a body, a syntax error.
+    notebook = _write_notebook(tmp_path / "wgan.ipynb", [WGAN_DOWNLOAD, LEGACY_STEP])
+    original = notebook.read_text(encoding="utf-8")
+    parsed = parse_notebook(original)
+    virtual = parsed.virtual_text()
+    compile(virtual, "<notebook>", "exec")
+    assert "    pass  # ms-migrate magic: !wget -N https://example.com/lsun.zip" in virtual
+    assert "        pass  # ms-migrate magic: !echo {name}" in virtual
+    assert "\n# ms-migrate magic: %matplotlib inline" in virtual  # at the top level, a comment
+    assert parsed.with_virtual_text(virtual) == original
+
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(notebook)])
+    assert result.exit_code == 0, result.output
+    written = cells(notebook)
+    assert written[1]["source"] == WGAN_DOWNLOAD
+    assert "ms.grad(net, None, weights)(x, y)" in "".join(written[2]["source"])
+
+
+def test_an_indented_magic_above_all_code_stays_a_comment() -> None:
+    # IPython drops a cell's leading indent; `pass` there would be an unexpected indent.
+    notebook = parse_notebook(json.dumps({"cells": [{"cell_type": "code", "source": ["  !ls\n", "x = 1"]}]}))
+    assert notebook.virtual_text() == "# %% ms-migrate cell 0\n  # ms-migrate magic: !ls\nx = 1\n"
+
+
+def test_a_syntax_error_names_its_cell_counted_from_one(tmp_path: Path) -> None:
+    broken = ["if ready:\n", "    !wget https://example.com/data.zip\n", "x = = 1\n"]
+    notebook = _write_notebook(tmp_path / "broken.ipynb", [LEGACY_STEP, broken])
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(notebook)])
+    assert result.exit_code == 2
+    assert f"{notebook}:cell 3:3: syntax error" in result.output, result.output
+
+
+def test_dry_run_shows_one_diff_per_changed_cell_numbered_within_it(tmp_path: Path) -> None:
+    notebook = tmp_path / "tutorial.ipynb"
+    shutil.copy(TUTORIAL, notebook)
+    result = CliRunner().invoke(main, ["upgrade", "--dry-run", "--target-version", "2.8", str(notebook)])
+    assert result.exit_code == 1, result.output
+    headers = [line for line in result.stdout.splitlines() if line.startswith(("---", "+++", "@@"))]
+    assert headers[:3] == [f"--- {notebook}:cell 2", f"+++ {notebook}:cell 2", "@@ -1,4 +1,4 @@"]
+    assert headers[3:5] == [f"--- {notebook}:cell 4", f"+++ {notebook}:cell 4"]
+    assert headers[5].startswith("@@ -4,")  # the GradOperation line is line 7 of its cell
+    # What the notebook shows: magics as written, no cell markers, no end-of-file remark.
+    assert " !pip install mindspore==1.9\n" in result.stdout and "ms-migrate" not in result.stdout
+    assert "No newline" not in result.stdout
+
+
+def test_a_relative_notebook_path_gets_a_and_b_prefixes() -> None:
+    from ms_migrate.report import unified_diff
+
+    text = TUTORIAL.read_text(encoding="utf-8")
+    virtual = parse_notebook(text).virtual_text()
+    diff = unified_diff("lesson/tutorial.ipynb", virtual, virtual.replace("import mindspore.nn", "import x"))
+    assert diff.splitlines()[:2] == [
+        "--- a/lesson/tutorial.ipynb:cell 2",
+        "+++ b/lesson/tutorial.ipynb:cell 2",
+    ]

@@ -97,6 +97,13 @@ class Plan:
         return "value_and_grad" if self.forward is not None else "grad"
 
     @property
+    def network_on_self(self) -> bool:
+        """The network is ``self.<attribute>``, as in a train step Cell; else a name, as in a
+        function-style step."""
+        owner = self.net.value if isinstance(self.net, ast.Attribute) else None
+        return isinstance(owner, ast.Name) and owner.id == "self"
+
+    @property
     def touched(self) -> list[Statement]:
         statements = [*self.removals]
         if self.application.statement is not None:

@@ -163,11 +163,21 @@ REASONS: dict[str, Reason] = registry(
     ),
 )
 
+_NO_SET_GRAD = (
+    "the forward call stays separate: set_grad() is not called on this network, so in PYNATIVE mode "
+    "the legacy code ran the forward twice per step, and one merged value_and_grad would change "
+    "BatchNorm statistics and Dropout masks; "
+)
+# Where MSN001 says set_grad() belongs: a train step Cell (its network is `self.network`) has an
+# __init__; a function-style step (a def, or a notebook's loop) uses a network built elsewhere.
+_SET_GRAD_IN_CELL = "call network.set_grad() in __init__ to have it merged."
+_SET_GRAD_FOR_FUNCTION = (
+    "call network.set_grad() where the network is built, before the first step, to have it merged."
+)
+
 _NOTE_TEXTS = {
-    "MSN001": "the forward call stays separate: set_grad() is not called on this network, so in "
-    "PYNATIVE mode the legacy code ran the forward twice per step, and one merged value_and_grad "
-    "would change BatchNorm statistics and Dropout masks; call network.set_grad() in __init__ to "
-    "have it merged.",
+    "MSN001": _NO_SET_GRAD + "call network.set_grad() to have it merged: in __init__ for a train step "
+    "Cell, or where the network is built, before the first step, for a function-style step.",
     "MSN002": "the network returns several outputs and the gradient is of their sum, as it was "
     "with GradOperation; if only the first output is the loss, value_and_grad(..., has_aux=True) "
     "is probably what was meant (a deliberate change of numbers, not made here).",
@@ -189,5 +199,10 @@ def left_alone(line: int, code: str, detail: str = "") -> Diagnostic:
     return REASONS[code].at(line, detail)
 
 
-def note(line: int, code: str) -> Diagnostic:
+def note(line: int, code: str, network_on_self: bool = True) -> Diagnostic:
+    """The note ``code`` at ``line``; MSN001 says where set_grad() goes, in the Cell's __init__
+    when the network is reached through ``self``, else where the network is built."""
+    if code == "MSN001":
+        where = _SET_GRAD_IN_CELL if network_on_self else _SET_GRAD_FOR_FUNCTION
+        return Note(code, _NO_SET_GRAD + where).at(line)
     return NOTES[code].at(line)
