@@ -90,7 +90,7 @@ def _stats(folders: Iterable[Path], pattern: str = "*") -> list[str]:
     return found
 
 
-def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: bool = True) -> str:
+def settings_digest(target: Version, kinds: Sequence[str], config: Config) -> str:
     """Everything besides the file itself that decides its result."""
     from ms_migrate.data import _PACKAGED, _SOURCE_TREE
 
@@ -105,7 +105,6 @@ def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: 
         *_stats(user_rules, "*.py"),
         str(target),
         ",".join(kinds),
-        "fixes" if fix else "findings only",
         repr(config.select),
         repr(config.ignore),
         repr(sorted(config.per_file_ignores.items())),

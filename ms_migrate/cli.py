@@ -21,11 +21,15 @@ from typing import Any, ClassVar, Optional
 import click
 
 from ms_migrate import __version__, sources
+from ms_migrate.baseline import Baseline, BaselineError
+from ms_migrate.baseline import Finding as BaselineFinding
+from ms_migrate.baseline import dumps as baseline_dumps
 from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.codes import all_notes, all_reasons, registry
 from ms_migrate.config import Config, ConfigError, load_config
+from ms_migrate.diagnostics import source_lines
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
-from ms_migrate.output import FORMATS, Record, render
+from ms_migrate.output import FORMATS, Record, render, render_statistics
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
@@ -35,7 +39,14 @@ from ms_migrate.runner import (
     upgrade_files_verified,
     write_outcome,
 )
-from ms_migrate.versions import DetectedTarget, Version, default_target, detect_target, parse_target
+from ms_migrate.versions import (
+    DetectedTarget,
+    Version,
+    default_target,
+    detect_target,
+    newest_known,
+    parse_target,
+)
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_MIN_FILES = 50  # fewer are done before a bar would be worth looking at
@@ -61,9 +72,6 @@ def _resolve_target(
     bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
     newer than the newest known is taken, with a warning: the tables read it as the newest known.
     """
-    # Imported here: the rest of cli.py was being edited alongside (move it to the module's imports).
-    from ms_migrate.versions import newest_known
-
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
     if explicit is not None:
         if detected is not None and detected.version is not None and explicit > detected.version:
@@ -459,7 +467,32 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_run_options(
     quiet_help="Only the target version, findings to act on, and errors.",
-    format_help="text: path:line:col: CODE message; json; sarif (2.1.0); github (workflow annotations).",
+    format_help="text: path:line:col: CODE message ([*]: upgrade fixes it); json; sarif (2.1.0); "
+    "github (workflow annotations).",
+)
+@click.option(
+    "--statistics", is_flag=True, help="Per code: how many findings, how many of them fixable; no list."
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still on errors).")
+@click.option(
+    "--output-file",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Write the findings (or statistics) to FILE instead of stdout.",
+)
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Report only findings not in this baseline (default: `baseline` in [tool.ms-migrate]).",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Record every finding of this run in FILE, for --baseline; exit 0.",
 )
 def check(
     paths: tuple[Path, ...],
@@ -471,54 +504,127 @@ def check(
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
     fmt: str,
+    statistics: bool,
+    exit_zero: bool,
+    output_file: Optional[Path],
+    baseline_file: Optional[Path],
+    write_baseline: Optional[Path],
 ) -> None:
     """Lint only; write nothing. Report what `upgrade` would modernise and what the lint rules
-    find (APIs missing on the target, keywords it does not take).
+    find (APIs missing on the target, keywords it does not take); [*] marks what `upgrade` fixes.
 
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Stream(stderr=True)
     target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
+    baseline = None if write_baseline else _read_baseline(baseline_file or config.baseline)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
-    linted = modernisable = 0
-    modernisable_files: set[Path] = set()
-    # Only json and sarif carry fixes; for the others MS101 builds no rewrite (no libcst at all).
-    fix = fmt in ("json", "sarif")
     cache_dir = _cache_dir(no_cache, paths)
-    outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=cache_dir, fix=fix)
-    with _progress(err, len(files), quiet) as advance:
-        for outcome in outcomes:
-            if outcome.error:
-                summary.errors += 1
-                err.print(outcome.error)
-            summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
-            path = str(outcome.path)
-            for item in outcome.diagnostics:
-                if quiet and (item.code in notes or item.code in reasons):
-                    continue  # -q: only what to act on; notes and left-alone sites are not
-                if item.code in rewriters:
-                    # GradOperation is not deprecated: what upgrade would rewrite is only modernisable.
-                    item = dataclasses.replace(item, message=f"modernisable: {item.message}")
-                    modernisable += 1
-                    modernisable_files.add(outcome.path)
-                else:
-                    linted += item.code not in reasons and item.code not in notes
-                records.append(Record(path, outcome.where(item.line), item))
-            advance()
-    sys.stdout.write(render(records, fmt))
+    # Fixes are built (MS101 parses with libcst) so that [*] says what upgrade really writes.
+    outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=cache_dir, texts=False)
+    try:
+        with _progress(err, len(files), quiet) as advance:
+            for outcome in outcomes:
+                if outcome.error:
+                    summary.errors += 1
+                    err.print(outcome.error)
+                summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+                path = str(outcome.path)
+                for item in outcome.diagnostics:
+                    if quiet and (item.code in notes or item.code in reasons):
+                        continue  # -q: only what to act on; notes and left-alone sites are not
+                    if item.code in rewriters:
+                        # GradOperation is not deprecated: what upgrade would rewrite is modernisable.
+                        item = dataclasses.replace(item, message=f"modernisable: {item.message}")
+                    records.append(Record(path, outcome.where(item.line), item))
+                advance()
+    except KeyboardInterrupt:
+        err.print("interrupted: nothing was written")
+        sys.exit(EXIT_INTERRUPTED)
+    if write_baseline is not None:
+        _write_baseline(write_baseline, records, target, err)
+        sys.exit(EXIT_ERROR if summary.errors else EXIT_OK)
+    in_baseline = stale = 0
+    if baseline is not None:
+        kept, stale = baseline.new_findings(_baseline_findings(records))
+        in_baseline = len(records) - len(kept)
+        records = [records[position] for position in kept]
+    _emit(render_statistics(records, fmt) if statistics else render(records, fmt), output_file)
+    modernisable = [record for record in records if record.diagnostic.code in rewriters]
+    linted = sum(
+        record.diagnostic.code not in rewriters | set(reasons) | set(notes) for record in records
+    )
     if not quiet or summary.errors:
-        err.print(
-            f"{modernisable} modernisable site{'s' * (modernisable != 1)} "
-            f"in {len(modernisable_files)} file{'s' * (len(modernisable_files) != 1)}, "
-            f"{linted} lint finding{'s' * (linted != 1)} "
-            f"({summary.files_seen} checked; modernise with `ms-migrate upgrade`)"
+        files_with = len({record.path for record in modernisable})
+        fixable = sum(record.diagnostic.fixable for record in records)
+        line = (
+            f"{len(modernisable)} modernisable site{'s' * (len(modernisable) != 1)} "
+            f"in {files_with} file{'s' * (files_with != 1)}, "
+            f"{linted} lint finding{'s' * (linted != 1)}, {fixable} fixable [*] "
+            f"({summary.files_seen} checked; fix with `ms-migrate upgrade`)"
         )
+        if baseline is not None:
+            line += f"; {in_baseline} in the baseline, not shown"
+            if stale:
+                line += f" ({stale} of its entries are fixed now: --write-baseline to drop them)"
+        err.print(line)
     if summary.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_CHANGES if modernisable or linted else EXIT_OK)
+    sys.exit(EXIT_CHANGES if (modernisable or linted) and not exit_zero else EXIT_OK)
+
+
+def _emit(text: str, output_file: Optional[Path]) -> None:
+    """The run's findings on stdout, or in ``output_file``."""
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        sources.write_output(output_file, text)
+    except sources.SourceError as error:
+        raise click.UsageError(f"--output-file: {error}") from None
+
+
+def _read_baseline(path: Optional[Path]) -> Optional[Baseline]:
+    if path is None:
+        return None
+    try:
+        raw, _ = sources.read_guarded(path, follow_links=True)
+        return Baseline.loads(raw.decode("utf-8"), path.parent, str(path))
+    except sources.SourceError as error:
+        hint = "; write it with `ms-migrate check --write-baseline FILE`" if not path.exists() else ""
+        raise click.UsageError(f"baseline {error}{hint}") from None
+    except (UnicodeDecodeError, BaselineError) as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _baseline_findings(records: list[Record]) -> list[BaselineFinding]:
+    """Each record with the text of its line: read again here, since a worker sends back no text
+    for a file it did not change."""
+    lines: dict[str, list[str]] = {}
+    findings = []
+    for record in records:
+        if record.path not in lines:
+            try:
+                lines[record.path] = source_lines(sources.read_source(Path(record.path)).text)
+            except sources.SourceError:
+                lines[record.path] = []
+        text = lines[record.path]
+        line = record.diagnostic.line
+        line_text = text[line - 1] if 0 < line <= len(text) else ""
+        findings.append(BaselineFinding(Path(record.path), record.diagnostic.code, line_text))
+    return findings
+
+
+def _write_baseline(path: Path, records: list[Record], target: Version, err: Stream) -> None:
+    text = baseline_dumps(_baseline_findings(records), path.parent, str(target))
+    try:
+        sources.write_output(path, text)
+    except sources.SourceError as error:
+        raise click.UsageError(f"--write-baseline: {error}") from None
+    err.print(f"{path}: wrote a baseline of {len(records)} finding{'s' * (len(records) != 1)}")
 
 
 @main.command("rules")

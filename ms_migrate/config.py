@@ -6,6 +6,7 @@
     ignore = ["MSR006"]                    # rules, reason codes or notes not to report
     exclude = ["third_party/", "*_pb2.py"]
     per-file-ignores = { "tests/*" = ["MS201"] }
+    baseline = "ms-migrate-baseline.json"  # check reports only findings not in it (ms_migrate.baseline)
 
     [tool.ms-migrate.verify]               # read by ms_migrate.verify.config, unchanged
     factory = "verify_harness:build"
@@ -20,6 +21,7 @@ names the key.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,7 +32,16 @@ from ms_migrate.project_root import project_folders
 from ms_migrate.sources import SourceError, read_guarded
 from ms_migrate.versions import Version, load_toml, parse_target
 
-KEYS = ("target-version", "select", "ignore", "exclude", "per-file-ignores", "verify", "runtimes")
+KEYS = (
+    "target-version",
+    "select",
+    "ignore",
+    "exclude",
+    "per-file-ignores",
+    "baseline",
+    "verify",
+    "runtimes",
+)
 
 
 class ConfigError(Exception):
@@ -48,6 +59,7 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # [tool.ms-migrate.runtimes]: MindSpore version -> interpreter (checked by ms_migrate.runtimes)
     runtimes: dict[str, str] = field(default_factory=dict)
+    baseline: Optional[Path] = None  # the baseline file `check` reads, relative to ``root`` resolved
 
     def enabled(self, code: str, path: Optional[Path] = None) -> bool:
         """Whether ``code`` is reported (and, for a rule, applied) in ``path``."""
@@ -84,16 +96,8 @@ class Config:
     ) -> Config:
         """Command-line flags over the table: select and ignore replace, exclude adds."""
         select, ignore = _selectors(select, "--select"), _selectors(ignore, "--ignore")
-        return Config(
-            self.root,
-            self.source,
-            self.target_version,
-            select or self.select,
-            ignore or self.ignore,
-            (*self.exclude, *exclude),
-            self.per_file_ignores,
-            self.runtimes,
-        )
+        select, ignore, exclude = select or self.select, ignore or self.ignore, (*self.exclude, *exclude)
+        return dataclasses.replace(self, select=select, ignore=ignore, exclude=exclude)
 
 
 NO_CONFIG = Config()
@@ -147,9 +151,13 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
     if not isinstance(runtimes, dict) or not all(isinstance(value, str) for value in runtimes.values()):
         message = 'runtimes must be a table of "X.Y" = "/path/to/python"'
         raise ConfigError(f"{where}: {message}, not {runtimes!r}")
+    baseline = table.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str) or not baseline):
+        raise ConfigError(f"{where}: baseline must be a file name (a string), not {baseline!r}")
     return Config(
         root=root,
         source=where,
+        baseline=None if baseline is None else (root or Path.cwd()) / baseline,
         target_version=target,
         select=_selectors(_strings(table, "select", where), f"{where}: select"),
         ignore=_selectors(_strings(table, "ignore", where), f"{where}: ignore"),

@@ -67,6 +67,11 @@ class Diagnostic:
     # replacement): shown in the message, and carried on its own in json and SARIF.
     replacement: Optional[str] = None
 
+    @property
+    def fixable(self) -> bool:
+        """Whether ``upgrade`` fixes it: the runner keeps only the fixes the engine applied."""
+        return self.fix is not None
+
 
 # What str.splitlines breaks at besides `\r\n`, `\r` and `\n`.
 _NOT_PYTHON_LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")

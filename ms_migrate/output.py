@@ -34,11 +34,53 @@ def render(records: Sequence[Record], fmt: str) -> str:
         return json.dumps(sarif(records), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "".join(_github(record) + "\n" for record in records)
-    return "".join(
-        f"{record.path}:{record.where}:{record.diagnostic.col + 1}: {record.diagnostic.code} "
-        f"{record.diagnostic.message}\n"
-        for record in records
-    )
+    return "".join(text_line(record) + "\n" for record in records)
+
+
+FIXABLE_MARK = "[*]"  # ruff's: `upgrade` fixes this one
+
+
+def text_line(record: Record) -> str:
+    diagnostic = record.diagnostic
+    mark = f" {FIXABLE_MARK}" if diagnostic.fixable else ""
+    return f"{record.path}:{record.where}:{diagnostic.col + 1}: {diagnostic.code}{mark} {diagnostic.message}"
+
+
+def statistics(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """Per code, most frequent first: its name, how many findings, how many `upgrade` fixes."""
+    rules = {rule.code: rule.name for rule in all_rules()}
+    reasons, notes = all_reasons(), all_notes()
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        count = counts.setdefault(record.diagnostic.code, [0, 0])
+        count[0] += 1
+        count[1] += record.diagnostic.fixable
+    rows = []
+    for code, (count, fixable) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
+        name = rules.get(code) or (reasons[code].slug if code in reasons else "note" if code in notes else "")
+        rows.append({"code": code, "name": name, "count": count, "fixable": fixable})
+    return rows
+
+
+def render_statistics(records: Sequence[Record], fmt: str) -> str:
+    """``check --statistics``: json as a list of rows, every other format as aligned text (ruff's
+    layout: count, code, [*] when `upgrade` fixes every finding of the code, name; how many it
+    fixes when only some)."""
+    rows = statistics(records)
+    if fmt == "json":
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    if not rows:
+        return ""
+    width = max(len(str(row["count"])) for row in rows)
+    code_width = max(len(row["code"]) for row in rows)
+    lines = []
+    for row in rows:
+        every = row["fixable"] == row["count"]
+        mark = FIXABLE_MARK if every else " " * len(FIXABLE_MARK)
+        some = f" ({row['fixable']} fixable)" if row["fixable"] and not every else ""
+        line = f"{row['count']:>{width}}  {row['code']:<{code_width}}  {mark} {row['name']}{some}"
+        lines.append(line.rstrip())
+    return "\n".join(lines) + "\n"
 
 
 def _json(record: Record) -> dict[str, Any]:
@@ -53,6 +95,7 @@ def _json(record: Record) -> dict[str, Any]:
         "code": diagnostic.code,
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
+        "fixable": diagnostic.fixable,
         "fix": None,
         "replacement": diagnostic.replacement,
     }
@@ -79,7 +122,8 @@ def _github(record: Record) -> str:
         f"file={_escape(record.path, True)},line={diagnostic.line},col={diagnostic.col + 1},"
         f"endLine={diagnostic.end[0]},endColumn={diagnostic.end[1] + 1},title={diagnostic.code}"
     )
-    return f"::{_GITHUB_COMMAND[diagnostic.severity]} {properties}::{_escape(diagnostic.message)}"
+    mark = f"{FIXABLE_MARK} " if diagnostic.fixable else ""
+    return f"::{_GITHUB_COMMAND[diagnostic.severity]} {properties}::{_escape(mark + diagnostic.message)}"
 
 
 def _rule_descriptors(codes: Iterable[str]) -> list[dict[str, Any]]:
@@ -133,8 +177,9 @@ def sarif(records: Sequence[Record]) -> dict[str, Any]:
                 }
             ],
         }
+        result["properties"] = {"fixable": diagnostic.fixable}
         if diagnostic.replacement is not None:
-            result["properties"] = {"replacement": diagnostic.replacement}
+            result["properties"]["replacement"] = diagnostic.replacement
         if diagnostic.fix is not None:
             result["fixes"] = [
                 {

@@ -103,15 +103,14 @@ def upgrade_file(
     target: Version,
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
-    fix: bool = True,
 ) -> FileOutcome:
     """Read one file and run the rules of ``kinds`` on it; nothing is written here (workers never
-    touch the user's files). Without ``fix`` only findings come back (``check``)."""
+    touch the user's files)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
-    return _migrate_source(source, target, _rules_for(path, config, kinds), config, fix)
+    return _migrate_source(source, target, _rules_for(path, config, kinds), config)
 
 
 def _upgrade_file_lean(path: Path, **options: object) -> FileOutcome:
@@ -130,12 +129,12 @@ INTERNAL_ERROR_IN_FILE = (
 
 
 def _migrate_source(
-    source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
+    source: sources.SourceFile, target: Version, rules: list[Rule], config: Config
 ) -> FileOutcome:
     path = source.path
     project = _project.tracking()
     try:
-        result = run_rules(source.text, target, rules, project, path, fix)
+        result = run_rules(source.text, target, rules, project, path)
     except ParseFailure as error:
         where = f":{source.location(error.line)}" if error.line else ""
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
@@ -144,7 +143,14 @@ def _migrate_source(
     except Exception as error:  # a bug of ours costs this file, never the run (nor a traceback)
         message = f"{path}: {INTERNAL_ERROR_IN_FILE}: {type(error).__name__}: {error}"
         return FileOutcome(path, source.text, source.text, error=message)
-    diagnostics = [item for item in result.diagnostics if config.enabled(item.code, path)]
+    applied = {id(item) for item in result.fixed}
+    diagnostics = [
+        # A fix the engine did not apply (validation refused the file's rewrite) is not one
+        # `upgrade` makes: without it, "fixable" ([*], json, sarif) means what upgrade writes.
+        item if item.fix is None or id(item) in applied else dataclasses.replace(item, fix=None)
+        for item in result.diagnostics
+        if config.enabled(item.code, path)
+    ]
     outcome = FileOutcome(path, source.text, result.text, diagnostics, result.converted)
     if source.notebook is not None:
         outcome.locations = {item.line: source.location(item.line) for item in diagnostics}
@@ -251,11 +257,11 @@ class _Run:
         config: Config,
         kinds: Sequence[str],
         cache_dir: Optional[Path],
-        fix: bool = True,
+        texts: bool = True,
     ) -> None:
         self.paths, self.target, self.config, self.kinds = paths, target, config, tuple(kinds)
-        self.fix = fix
-        digest = settings_digest(target, kinds, config, fix)
+        self.texts = texts
+        digest = settings_digest(target, kinds, config)
         self.cache = None if cache_dir is None else Cache(cache_dir, digest)
         self.before = None if self.cache is None else self.cache.load_state()
         # The files as the last run found them, and as this one does, by their lstat: a file whose
@@ -321,7 +327,7 @@ class _Run:
             self.now_known[key] = known
             return FileOutcome(path)
         found = self.cache.load(path, known.digest)
-        if found is None or found[0].after is not None:
+        if found is None or (found[0].after is not None and self.texts):
             return None
         self.digests.setdefault(key, known.digest)
         self.now_known[key] = known
@@ -383,9 +389,8 @@ class _Run:
         return self._rules(Path())  # no per-file ignores: the same for every path
 
     def migrate(self, source: sources.SourceFile) -> FileOutcome:
-        return _migrate_source(
-            source, self.target, _rules_for(source.path, self.config, self.kinds), self.config, self.fix
-        )
+        rules = _rules_for(source.path, self.config, self.kinds)
+        return _migrate_source(source, self.target, rules, self.config)
 
     @cached_property
     def state(self) -> RunState:
@@ -439,7 +444,7 @@ def upgrade_files(
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
     cache_dir: Optional[Path] = None,
-    fix: bool = True,
+    texts: bool = True,
 ) -> Iterator[FileOutcome]:
     """Migrate ``paths`` with the rules of ``kinds`` and, when ``write``, write each changed file
     from this process; outcomes come in the order of ``paths``, whatever the number of workers.
@@ -447,9 +452,10 @@ def upgrade_files(
     ``jobs``: worker processes (0: one per available core, and never more); a pool starts only
     when more than one is asked for and at least ``MIN_FILES_FOR_POOL`` files need their rules run.
     ``cache_dir``: where results of earlier runs are kept (``ms_migrate.cache``); None: no cache.
-    ``fix``: False when only findings are wanted (``check``): rules may skip building their fixes.
+    ``texts``: False when only findings are wanted (``check``): a file with a cached result is not
+    read again, and its outcome carries the fixed text only.
     """
-    run = _Run(paths, target, config, kinds, cache_dir, fix)
+    run = _Run(paths, target, config, kinds, cache_dir, texts)
     cores = available_cores()  # more workers than cores only add processes to wait for
     workers = min(jobs or cores, cores, len(paths))
     with paced_for_a_run():
@@ -502,7 +508,7 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     if len(first) < MIN_FILES_FOR_POOL:  # every file is read, and few are to be parsed
         results: Iterator[Union[FileOutcome, WorkerDied]] = (run.migrate(source) for source in first)
     else:
-        work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
+        work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds)
         items = ((source.path, run.reads_the_project(source)) for source in itertools.chain(first, pending))
         count = min(workers, len(run.paths))
         args = (work, items, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)

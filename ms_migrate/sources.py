@@ -490,6 +490,26 @@ def write_source(source: SourceFile, new_text: str) -> None:
             _replace(source.path, data, source.mode)
 
 
+def write_output(path: Path, text: str) -> None:
+    """Write a file the tool makes (a report, a baseline, --output-file) atomically, in UTF-8:
+    a run cut off leaves the old file or the new one. Raises ``SourceError``."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    except OSError as error:
+        raise SourceError(path, f"cannot write: {error.strerror}") from error
+    if not path.parent.is_dir():
+        raise SourceError(path, f"cannot write: no folder {path.parent}")
+    _replace(path, text.encode("utf-8"), mode)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Hold an exclusive flock on the file at ``path``; wait while another run holds it."""

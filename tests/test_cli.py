@@ -72,7 +72,7 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert after["src/model.py"] == before["src/model.py"]
     # The op inherited from nn.TrainOneStepCell converts too: its flags are known (rules/ data).
     assert b"self.grad(" not in after["src/custom_cell.py"]
-    assert "custom_cell.py:10:1: MS101 self.grad from TrainOneStepCell" in applied.stdout
+    assert "custom_cell.py:10:1: MS101 [*] self.grad from TrainOneStepCell" in applied.stdout
 
     again = run("upgrade", "--dry-run", str(project))
     assert again.returncode == 0, again.stdout
@@ -295,7 +295,7 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     before = snapshot(tmp_path)
     result = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path)])
     assert result.exit_code == 1
-    assert f"{tmp_path / 'legacy.py'}:14:1: MS101 modernisable" in result.output
+    assert f"{tmp_path / 'legacy.py'}:14:1: MS101 [*] modernisable" in result.output
     assert f"{tmp_path / 'flags.py'}:11:1: MSR002" in result.output
     assert snapshot(tmp_path) == before
     (tmp_path / "legacy.py").unlink()

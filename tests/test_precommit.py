@@ -62,8 +62,8 @@ def pre_commit(repo: Path, *args: str) -> subprocess.CompletedProcess:
 def test_check_hook_flags_then_upgrade_hook_fixes(project: Path) -> None:
     flagged = pre_commit(project, "run", "ms-migrate-check", "--all-files")
     assert flagged.returncode == 1, flagged.stdout + flagged.stderr
-    assert "train.py:14:1: MS101 modernisable" in flagged.stdout
-    assert "lesson.ipynb:cell 3:7:1: MS101 modernisable" in flagged.stdout  # notebooks are hooked too
+    assert "train.py:14:1: MS101 [*] modernisable" in flagged.stdout
+    assert "lesson.ipynb:cell 4:7:1: MS101 [*] modernisable" in flagged.stdout  # notebooks are hooked too
     assert "notes.py" not in flagged.stdout
 
     fixed = pre_commit(project, "run", "ms-migrate-upgrade", "--hook-stage", "manual", "--all-files")
@@ -99,13 +99,13 @@ def staged_only(repo: Path, name: str, text: str) -> subprocess.CompletedProcess
 def test_check_hook_flags_deprecated_apis_in_staged_files_and_notebooks(project: Path) -> None:
     flagged = staged_only(project, "uses_identity.py", DEPRECATED)
     assert flagged.returncode == 1, flagged.stdout + flagged.stderr
-    assert "uses_identity.py:3:7: MS210" in flagged.stdout
+    assert "uses_identity.py:3:7: MS210 [*]" in flagged.stdout
     assert "identity" in flagged.stdout and "2.0" in flagged.stdout and "nn.Identity" in flagged.stdout
     assert "train.py" not in flagged.stdout  # not staged: not checked
 
     in_notebook = staged_only(project, "lesson2.ipynb", notebook(DEPRECATED))
     assert in_notebook.returncode == 1, in_notebook.stdout + in_notebook.stderr
-    assert "lesson2.ipynb:cell 0:3:7: MS210" in in_notebook.stdout and "nn.Identity" in in_notebook.stdout
+    assert "lesson2.ipynb:cell 1:3:7: MS210 [*]" in in_notebook.stdout and "nn.Identity" in in_notebook.stdout
 
     clean = staged_only(project, "clean.py", "from mindspore import nn\n\nlayer = nn.Identity()\n")
     assert clean.returncode == 0, clean.stdout + clean.stderr
@@ -115,3 +115,56 @@ def test_check_hook_flags_deprecated_apis_in_staged_files_and_notebooks(project:
     )
     suppressed = staged_only(project, "waived.py", waived)
     assert suppressed.returncode == 0, suppressed.stdout + suppressed.stderr
+
+
+def commit(repo: Path, message: str) -> subprocess.CompletedProcess:
+    """`git commit` with the hook installed, as a developer runs it."""
+    home = (repo / ".git" / "pre-commit-home").read_text()
+    env = {**os.environ, "PRE_COMMIT_HOME": home}
+    env.pop("PYTHONPATH", None)
+    identity = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    return subprocess.run(
+        ["git", *identity, "commit", "-q", "-m", message], cwd=repo, env=env, capture_output=True, text=True
+    )
+
+
+def test_a_legacy_repository_adopts_the_hook_with_a_baseline_in_one_commit(project: Path) -> None:
+    """200 MS210 findings nobody can fix in this commit: the baseline records them, the commit
+    that adds the hook passes, and a later commit adding one deprecated call fails on it alone."""
+    models = project / "models"
+    models.mkdir()
+    for index in range(4):
+        body = "def block{}_{}(params):\n    return nn.Momentum(params, {}, 0.9)\n"
+        lines = [body.format(index, n, n) for n in range(50)]
+        (models / f"legacy{index}.py").write_text("import mindspore.nn as nn\n\n\n" + "\n\n".join(lines))
+    (project / "train.py").unlink()
+    (project / "lesson.ipynb").unlink()
+    (project / "pyproject.toml").write_text('[tool.ms-migrate]\nbaseline = "ms-migrate-baseline.json"\n')
+    # The documented adoption: write the baseline, commit it with the hook's configuration.
+    written = subprocess.run(
+        [sys.executable, "-m", "ms_migrate", "check", "--write-baseline", "ms-migrate-baseline.json", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert written.returncode == 0, written.stderr
+    assert "wrote a baseline of 200 findings" in written.stderr
+    assert pre_commit(project, "install").returncode == 0
+    git("add", "-A", ".", cwd=project)
+    adopted = commit(project, "Adopt ms-migrate's pre-commit hook with a baseline")
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+
+    legacy = models / "legacy2.py"
+    legacy.write_text(
+        "import mindspore.nn as nn\n\n\n"
+        "def new_block(params):\n    return nn.Momentum(params, 0.1, 0.95)\n\n\n"
+        + legacy.read_text().split("\n", 3)[3]
+    )
+    git("add", str(legacy), cwd=project)
+    refused = commit(project, "A new deprecated call")
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    reported = [line for line in refused.stdout.splitlines() if ": MS210 " in line]
+    assert reported == [
+        "models/legacy2.py:5:12: MS210 MindSpore 2.10 marks `nn.Momentum` (`mindspore.nn.Momentum`) "
+        "deprecated (target 2.10); MindSpore names no replacement"
+    ], refused.stdout
