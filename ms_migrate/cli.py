@@ -29,7 +29,7 @@ from ms_migrate.codes import all_notes, all_reasons, registry
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.diagnostics import source_lines
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
-from ms_migrate.output import FORMATS, Record, render, render_statistics
+from ms_migrate.output import FORMATS, FileStatus, Record, RunInfo, render, render_statistics
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
@@ -63,7 +63,7 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
 
 def _resolve_target(
     explicit: Optional[Version], paths: tuple[Path, ...], err: Stream, needs_target: bool = False
-) -> Version:
+) -> tuple[Version, str]:
     """The version to write code for: --target-version, else the project's lowest allowed one,
     else the default (unless ``needs_target``: downgrade's default would leave every file as is).
 
@@ -71,6 +71,7 @@ def _resolve_target(
     lower bound needs --target-version, and a --target-version above the lowest allowed warns. A
     bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
     newer than the newest known is taken, with a warning: the tables read it as the newest known.
+    Returns the version and how it was found (for --format json and SARIF).
     """
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
     if explicit is not None:
@@ -79,9 +80,10 @@ def _resolve_target(
                 f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
                 f"the project allows ({detected.source}); the output may not run there"
             )
-        target = explicit
+        target, source = explicit, "explicit"
     elif detected is not None and detected.version is not None:
-        err.print(f"target MindSpore {detected.version} (lowest allowed by {detected.source})")
+        source = f"lowest allowed by {detected.source}"
+        err.print(f"target MindSpore {detected.version} ({source})")
         target = detected.version
     elif detected is not None and not detected.unpinned:
         raise click.UsageError(
@@ -98,15 +100,15 @@ def _resolve_target(
                 f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
                 f"{default_target()}, would leave every file as is)"
             )
-        target = default_target()
-        err.print(f"target MindSpore {target} (default: {why}; use --target-version)")
+        target, source = default_target(), f"default: {why}"
+        err.print(f"target MindSpore {target} ({source}; use --target-version)")
     newest = newest_known()
     if target > newest:
         err.print(
             f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
             f"using what it knows of {newest}"
         )
-    return target
+    return target, source
 
 
 def _start(
@@ -117,11 +119,14 @@ def _start(
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
     needs_target: bool = False,
-) -> tuple[Version, list[Path], Summary, Config]:
-    """Read the configuration, report missing paths, settle the target version, list the files."""
+) -> tuple[Version, list[Path], Summary, Config, str]:
+    """Read the configuration, report missing paths, settle the target version, list the files;
+    the last item says how the target was found."""
     missing = [path for path in paths if not path.exists()]
+    summary = Summary()
     for path in missing:
         err.print(f"{path}: no such file or directory")
+        summary.skip(path, "no such file or directory")
     try:
         registry()  # a code two rules claim, or a rule that cannot load, stops the run here
     except ValueError as error:
@@ -132,19 +137,21 @@ def _start(
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
     # Even with -q: the target decides what is written, so a run never hides which one it chose.
-    target = _resolve_target(explicit, paths, err, needs_target)
+    target, source = _resolve_target(explicit, paths, err, needs_target)
+    if source == "explicit":
+        source = "--target-version" if target_version is not None else f"{config.source}: target-version"
     named = {path for path in paths if path.is_file()}
-    files, refused = [], 0
+    files = []
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
         if path in named and not sources.is_python_source(path):
             err.print(f"{path}: not a Python file or notebook; skipped")
-            refused += 1
+            summary.skip(path, "not a Python file or notebook")
             continue
         files.append(path)
-    if not files and not missing and not refused:
+    if not files and not summary.skipped:
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}")
-    return target, files, Summary(errors=len(missing) + refused), config
+    return target, files, summary, config, source
 
 
 def _cache_dir(no_cache: bool, paths: tuple[Path, ...]) -> Optional[Path]:
@@ -275,6 +282,20 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
             help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
             "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
         ),
+        click.option(
+            "--max-changes",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Rewrite at most N files (for a first, small pull request); the others are reported "
+            "as pending and left as they are.",
+        ),
+        click.option(
+            "--output-file",
+            "-o",
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="FILE",
+            help="Write the findings to FILE (in --format) instead of showing them.",
+        ),
     ]
 
     def apply(command: Callable[..., None]) -> Callable[..., None]:
@@ -323,6 +344,8 @@ def _migrate(
     verify: bool,
     allow_unverified: bool,
     interactive: bool,
+    max_changes: Optional[int],
+    output_file: Optional[Path],
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
     if allow_unverified and not verify:
@@ -333,7 +356,7 @@ def _migrate(
         )
     out, err = Stream(), Stream(stderr=True)
     needs_target = kinds == DOWNGRADE_KINDS
-    target, files, summary, config = _start(
+    target, files, summary, config, source = _start(
         paths, target_version, exclude, err, select, ignore_codes, needs_target
     )
     reasons, notes = all_reasons(), all_notes()
@@ -349,8 +372,11 @@ def _migrate(
             )
             summary.errors += 1
     verify_exit = EXIT_OK
-    # --interactive writes after asking, here; otherwise the runner writes as results arrive.
-    write = not dry_run and not interactive
+    # --interactive writes after asking, and --max-changes while it has changes left, here;
+    # otherwise the runner writes as results arrive.
+    write = not dry_run and not interactive and max_changes is None
+    statuses: list[FileStatus] = []
+    changes_left = max_changes
     cache_dir = _cache_dir(no_cache, paths)
     try:
         if verify:
@@ -370,14 +396,22 @@ def _migrate(
                 if outcome.error:
                     summary.errors += 1
                     err.print(outcome.error)
-                if dry_run and outcome.changed and fmt == "text":
+                if changes_left is not None and outcome.changed and not outcome.held_back:
+                    if changes_left == 0:
+                        outcome.held_back = f"pending: --max-changes {max_changes} files are rewritten"
+                        summary.pending += 1
+                    else:
+                        changes_left -= 1
+                        if not dry_run and not interactive:
+                            write_outcome(outcome)
+                if dry_run and outcome.changed and not outcome.held_back and fmt == "text":
                     print_diff(out, unified_diff(display, outcome.before, outcome.after))
                 shown = [
                     Record(display, outcome.where(item.line), item)
                     for item in outcome.diagnostics
                     if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
                 ]
-                if fmt == "text":
+                if fmt == "text" and output_file is None:
                     # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
                     # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
                     findings = err if dry_run else out
@@ -392,6 +426,7 @@ def _migrate(
                     quit = _ask_and_write(out, err, outcome, settings)
                 landed = _landed(outcome, dry_run)
                 summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+                statuses.append(_file_status(outcome, landed))
                 if outcome.written and not quiet:
                     err.print(f"Rewriting {display}")  # what pyupgrade's hook says
                 if quit:
@@ -399,16 +434,21 @@ def _migrate(
                     err.print("stopped: the files not yet shown are unchanged")
                     break
                 advance()
-        if fmt != "text":
-            sys.stdout.write(render(records, fmt))
     except KeyboardInterrupt:
         err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)
+    if summary.errors:
+        exit_code = EXIT_ERROR
+    else:
+        pending = dry_run and (summary.files_changed or summary.pending)
+        exit_code = max(verify_exit, EXIT_CHANGES if pending else EXIT_OK)
+    if fmt != "text" or output_file is not None:
+        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
+        run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, paths, dry_run)
+        _emit(render(records, fmt, run), output_file)
     if not quiet or summary.errors:
         err.print(summary.render(dry_run))
-    if summary.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(max(verify_exit, EXIT_CHANGES if dry_run and summary.files_changed else EXIT_OK))
+    sys.exit(exit_code)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -517,11 +557,13 @@ def check(
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Stream(stderr=True)
-    target, files, summary, config = _start(paths, target_version, exclude, err, select, ignore_codes)
-    baseline = None if write_baseline else _read_baseline(baseline_file or config.baseline)
+    target, files, summary, config, source = _start(paths, target_version, exclude, err, select, ignore_codes)
+    baseline_path = None if write_baseline else baseline_file or config.baseline
+    baseline = _read_baseline(baseline_path)
     reasons, notes = all_reasons(), all_notes()
     rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
     records: list[Record] = []
+    statuses: list[FileStatus] = []
     cache_dir = _cache_dir(no_cache, paths)
     # Fixes are built (MS101 parses with libcst) so that [*] says what upgrade really writes.
     outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=cache_dir, texts=False)
@@ -532,6 +574,7 @@ def check(
                     summary.errors += 1
                     err.print(outcome.error)
                 summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+                statuses.append(_file_status(outcome, outcome.changed))
                 path = str(outcome.path)
                 for item in outcome.diagnostics:
                     if quiet and (item.code in notes or item.code in reasons):
@@ -552,11 +595,19 @@ def check(
         kept, stale = baseline.new_findings(_baseline_findings(records))
         in_baseline = len(records) - len(kept)
         records = [records[position] for position in kept]
-    _emit(render_statistics(records, fmt) if statistics else render(records, fmt), output_file)
     modernisable = [record for record in records if record.diagnostic.code in rewriters]
     linted = sum(
         record.diagnostic.code not in rewriters | set(reasons) | set(notes) for record in records
     )
+    if summary.errors:
+        exit_code = EXIT_ERROR
+    else:
+        exit_code = EXIT_CHANGES if (modernisable or linted) and not exit_zero else EXIT_OK
+    run = _run_info("check", target, source, config, summary, statuses, exit_code, fmt, paths)
+    run = dataclasses.replace(
+        run, baseline=None if baseline_path is None else str(baseline_path), in_baseline=in_baseline
+    )
+    _emit(render_statistics(records, fmt) if statistics else render(records, fmt, run), output_file)
     if not quiet or summary.errors:
         files_with = len({record.path for record in modernisable})
         fixable = sum(record.diagnostic.fixable for record in records)
@@ -571,9 +622,49 @@ def check(
             if stale:
                 line += f" ({stale} of its entries are fixed now: --write-baseline to drop them)"
         err.print(line)
-    if summary.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_CHANGES if (modernisable or linted) and not exit_zero else EXIT_OK)
+    sys.exit(exit_code)
+
+
+def _file_status(outcome: FileOutcome, landed: bool) -> FileStatus:
+    if outcome.error:
+        return FileStatus(str(outcome.path), "error", outcome.error)
+    if landed:
+        return FileStatus(str(outcome.path), "changed")
+    return FileStatus(str(outcome.path), "unchanged", outcome.held_back)
+
+
+def _run_info(
+    command: str,
+    target: Version,
+    source: str,
+    config: Config,
+    summary: Summary,
+    statuses: list[FileStatus],
+    exit_code: int,
+    fmt: str,
+    paths: tuple[Path, ...],
+    dry_run: bool = False,
+) -> RunInfo:
+    """What --format json and sarif say of the run besides its findings."""
+    skipped = [FileStatus(path, "skipped", why) for path, why in summary.skipped]
+    provenance = None
+    if fmt == "sarif" and paths:
+        from ms_migrate.provenance import git_provenance  # runs git: only for SARIF
+
+        provenance = git_provenance(paths[0])
+    return RunInfo(
+        command,
+        str(target),
+        source,
+        arguments=tuple(sys.argv[1:]),
+        select=config.select,
+        ignore=config.ignore,
+        exclude=config.exclude,
+        dry_run=dry_run,
+        files=(*skipped, *statuses),
+        exit_code=exit_code,
+        provenance=provenance,
+    )
 
 
 def _emit(text: str, output_file: Optional[Path]) -> None:

@@ -10,7 +10,7 @@ import bisect
 import difflib
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 
@@ -58,7 +58,7 @@ class Fix:
 class Diagnostic:
     code: str
     line: int
-    col: int  # from 0, as in ast
+    col: int  # from 0, in characters (the engine turns ast's UTF-8 byte offsets into characters)
     end: tuple[int, int]
     message: str
     severity: Severity
@@ -114,6 +114,29 @@ def apply_edits(text: str, edits: tuple[Edit, ...]) -> str:
     for edit in sorted(edits, key=lambda item: item.start, reverse=True):
         result = result[: offset(edit.start)] + edit.replacement + result[offset(edit.end) :]
     return result
+
+
+def in_characters(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    """``diagnostics`` with ast's columns (UTF-8 bytes) as characters of their lines, as editors,
+    ruff, SARIF viewers and GitHub count them and as edits are placed: on a line with Chinese text
+    before the finding, a byte column points past it."""
+    lines: Optional[list[str]] = None
+    converted = []
+    for item in diagnostics:
+        if lines is None:
+            lines = source_lines(text)
+        start = _characters(lines, item.line, item.col)
+        end = (item.end[0], _characters(lines, *item.end))
+        if (start, end) != (item.col, item.end):
+            item = replace(item, col=start, end=end)
+        converted.append(item)
+    return converted
+
+
+def _characters(lines: list[str], line: int, byte_col: int) -> int:
+    if not 0 < line <= len(lines) or lines[line - 1].isascii():
+        return byte_col
+    return len(lines[line - 1].encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "ignore"))
 
 
 def edits_between(before: str, after: str) -> tuple[Edit, ...]:

@@ -18,7 +18,7 @@ from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits, in_characters
 from ms_migrate.parsing import ParseFailure, check_compiles, precheck
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
@@ -202,7 +202,7 @@ def _collect(context: FileContext, rules: Sequence[Rule]) -> list[Diagnostic]:
             found.append(INTERNAL_ERROR.at(1, f"rule {rule.code} failed: {type(error).__name__}: {error}"))
             continue
         found += _unsuppressed(context, rule, diagnostics)
-    return _ordered(found)
+    return _ordered(in_characters(found, context.text))
 
 
 def _unsuppressed(context: FileContext, rule: Rule, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

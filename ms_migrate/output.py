@@ -1,11 +1,20 @@
-"""One output layer for diagnostics: text, json, sarif (2.1.0) and GitHub workflow annotations."""
+"""One output layer for diagnostics: text, json, sarif (2.1.0) and GitHub workflow annotations.
+
+Positions: lines and columns count from 1 everywhere, columns in characters (the diagnostics'
+columns are characters from 0, the fixes' edits too). The JSON document's schema is
+``docs/json-output.schema.json``; ``docs/json-output.md`` describes it.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import quote
 
 from ms_migrate import __version__
 from ms_migrate.codes import all_notes, all_reasons
@@ -27,11 +36,45 @@ class Record:
     diagnostic: Diagnostic
 
 
-def render(records: Sequence[Record], fmt: str) -> str:
+@dataclass(frozen=True)
+class FileStatus:
+    """What became of one file of the run."""
+
+    path: str
+    status: str  # "changed" (upgrade writes, or would write, it), "unchanged", "skipped", "error"
+    reason: Optional[str] = None  # why skipped, the error, or why a rewrite was held back
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The run a set of records came from, for the JSON document and SARIF's invocation."""
+
+    command: str  # "check", "upgrade", "downgrade"
+    target: str
+    # How it was found: "--target-version", "<pyproject>: target-version", "lowest allowed by ...",
+    # "default: ..."
+    target_source: str
+    arguments: tuple[str, ...] = ()  # the command line after the program name
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    baseline: Optional[str] = None
+    in_baseline: int = 0  # findings the baseline left out
+    dry_run: bool = False
+    files: tuple[FileStatus, ...] = ()
+    exit_code: int = 0
+    working_directory: str = field(default_factory=os.getcwd)
+    provenance: Optional[dict[str, str]] = None  # git: repositoryUri, revisionId, branch, root
+
+
+JSON_FORMAT = 1
+
+
+def render(records: Sequence[Record], fmt: str, run: Optional[RunInfo] = None) -> str:
     if fmt == "json":
-        return json.dumps([_json(record) for record in records], indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(json_document(records, run), indent=2, ensure_ascii=False) + "\n"
     if fmt == "sarif":
-        return json.dumps(sarif(records), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(sarif(records, run), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "".join(_github(record) + "\n" for record in records)
     return "".join(text_line(record) + "\n" for record in records)
@@ -83,6 +126,42 @@ def render_statistics(records: Sequence[Record], fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def json_document(records: Sequence[Record], run: Optional[RunInfo]) -> dict[str, Any]:
+    """``--format json``: one object, what CI needs to trust a run without reading stderr."""
+    run = run or RunInfo("", "", "")
+    statuses = Counter(item.status for item in run.files)
+    findings = [_json(record) for record in records]
+    return {
+        "ms-migrate-output": JSON_FORMAT,
+        "tool": {"name": "ms-migrate", "version": __version__},
+        "command": run.command,
+        "arguments": list(run.arguments),
+        "target": {"version": run.target, "source": run.target_source},
+        "settings": {
+            "select": list(run.select),
+            "ignore": list(run.ignore),
+            "exclude": list(run.exclude),
+            "baseline": run.baseline,
+            "dry_run": run.dry_run,
+        },
+        "files": [{"path": item.path, "status": item.status, "reason": item.reason} for item in run.files],
+        "findings": findings,
+        "counts": {
+            "files": len(run.files),
+            **{status: statuses[status] for status in ("changed", "unchanged", "skipped", "error")},
+            "findings": len(findings),
+            "fixable": sum(item["fixable"] for item in findings),
+            "in_baseline": run.in_baseline,
+            "by_code": dict(sorted(Counter(item["code"] for item in findings).items())),
+        },
+        "exit_code": run.exit_code,
+    }
+
+
+def _position(position: tuple[int, int]) -> dict[str, int]:
+    return {"line": position[0], "column": position[1] + 1}
+
+
 def _json(record: Record) -> dict[str, Any]:
     diagnostic = record.diagnostic
     data: dict[str, Any] = {
@@ -104,7 +183,7 @@ def _json(record: Record) -> dict[str, Any]:
             "safety": diagnostic.fix.safety,
             "description": diagnostic.fix.description,
             "edits": [
-                {"start": list(edit.start), "end": list(edit.end), "replacement": edit.replacement}
+                {"start": _position(edit.start), "end": _position(edit.end), "replacement": edit.replacement}
                 for edit in diagnostic.fix.edits
             ],
         }
@@ -156,13 +235,35 @@ def _region(start: tuple[int, int], end: tuple[int, int]) -> dict[str, int]:
     return {"startLine": start[0], "startColumn": start[1] + 1, "endLine": end[0], "endColumn": end[1] + 1}
 
 
-def sarif(records: Sequence[Record]) -> dict[str, Any]:
+def file_uri(path: str) -> str:
+    """An absolute path as a file: URI, percent-encoded (spaces, non-ASCII: RFC 3986)."""
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _artifact(path: str, root: Optional[str]) -> dict[str, str]:
+    """A result's file: relative to the checkout (``uriBaseId`` SRCROOT) when inside it, as code
+    scanning wants; else an absolute file: URI. Always percent-encoded."""
+    if root is not None:
+        try:
+            relative = Path(os.path.realpath(path)).relative_to(root).as_posix()
+        except ValueError:
+            pass
+        else:
+            return {"uri": quote(relative, safe="/"), "uriBaseId": "SRCROOT"}
+    if os.path.isabs(path):
+        return {"uri": file_uri(path)}
+    return {"uri": quote(Path(path).as_posix(), safe="/")}
+
+
+def sarif(records: Sequence[Record], run_info: Optional[RunInfo] = None) -> dict[str, Any]:
     descriptors = _rule_descriptors(record.diagnostic.code for record in records)
     index = {descriptor["id"]: position for position, descriptor in enumerate(descriptors)}
+    provenance = run_info.provenance if run_info is not None else None
+    root = provenance["root"] if provenance is not None else None
     results = []
     for record in records:
         diagnostic = record.diagnostic
-        location = {"artifactLocation": {"uri": record.path}}
+        location = {"artifactLocation": _artifact(record.path, root)}
         result: dict[str, Any] = {
             "ruleId": diagnostic.code,
             "ruleIndex": index[diagnostic.code],
@@ -205,5 +306,23 @@ def sarif(records: Sequence[Record]) -> dict[str, Any]:
         "informationUri": "https://www.mindspore.cn/",
         "rules": descriptors,
     }
-    run = {"tool": {"driver": driver}, "results": results}
+    run: dict[str, Any] = {"tool": {"driver": driver}, "results": results}
+    if run_info is not None:
+        run["invocations"] = [
+            {
+                "commandLine": " ".join(["ms-migrate", *run_info.arguments]),
+                "arguments": list(run_info.arguments),
+                "exitCode": run_info.exit_code,
+                # SARIF: successful means the tool ran to the end, whatever it found.
+                "executionSuccessful": run_info.exit_code in (0, 1),
+                "workingDirectory": {"uri": file_uri(run_info.working_directory) + "/"},
+                "properties": {"target": run_info.target, "targetSource": run_info.target_source},
+            }
+        ]
+    if provenance is not None:
+        run["originalUriBaseIds"] = {"SRCROOT": {"uri": file_uri(provenance["root"]) + "/"}}
+        vcs = {"repositoryUri": provenance["repositoryUri"], "revisionId": provenance["revisionId"]}
+        if provenance.get("branch"):
+            vcs["branch"] = provenance["branch"]
+        run["versionControlProvenance"] = [{**vcs, "mappedTo": {"uriBaseId": "SRCROOT"}}]
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -103,6 +103,13 @@ class Summary:
     converted: int = 0
     errors: int = 0
     left_alone: Counter[str] = field(default_factory=Counter)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): never read
+    pending: int = 0  # files whose rewrite --max-changes left for a later run
+
+    def skip(self, path: object, why: str) -> None:
+        """A path named on the command line that is not processed: an error of the run."""
+        self.skipped.append((str(path), why))
+        self.errors += 1
 
     def add(self, diagnostics: Iterable[Diagnostic], fixed: int, changed: bool) -> None:
         """One file's diagnostics; ``fixed`` of them have their fix in the new text."""
@@ -127,6 +134,8 @@ class Summary:
         if self.left_alone:
             reasons = ", ".join(f"{code} x{count}" for code, count in sorted(self.left_alone.items()))
             text += f" ({reasons})"
+        if self.pending:
+            text += f", {self.pending} more file{'s' * (self.pending != 1)} pending (--max-changes)"
         if self.errors:
             text += f", {self.errors} file{'s' * (self.errors != 1)} could not be processed"
         return text

@@ -196,8 +196,8 @@ def crash_reason(step: Step) -> Optional[str]:
 def reported_rewrites(stdout: str) -> set[str]:
     """The files ``--format json`` reports a rewrite in."""
     try:
-        records = json.loads(stdout)
-    except ValueError:
+        records = json.loads(stdout)["findings"]
+    except (ValueError, KeyError, TypeError):
         return set()
     # A record with a fix names a file that upgrade rewrote (MS101, or a lint rule's exact fix).
     return {os.path.normpath(record["path"]) for record in records if record.get("fix")}

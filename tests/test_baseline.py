@@ -113,7 +113,7 @@ def test_every_format_says_which_findings_upgrade_fixes(tmp_path: Path) -> None:
     assert any("fixable.py:6:12: MS210 [*] `P.Pack`" in line for line in lines), out
     assert any("not_fixable.py:3:7: MS210 MindSpore 2.10 marks `nn.Momentum`" in line for line in lines), out
     _, out, _ = check("--format", "json", str(tmp_path))
-    by_file = {Path(item["path"]).name: item for item in json.loads(out)}
+    by_file = {Path(item["path"]).name: item for item in json.loads(out)["findings"]}
     assert by_file["fixable.py"]["fixable"] is True and by_file["fixable.py"]["fix"] is not None
     assert by_file["not_fixable.py"]["fixable"] is False and by_file["not_fixable.py"]["fix"] is None
     _, out, _ = check("--format", "sarif", str(tmp_path))
@@ -151,7 +151,7 @@ def test_exit_zero_and_output_file(tmp_path: Path) -> None:
     report.parent.mkdir()
     code, out, _ = check("--exit-zero", "--format", "json", "-o", str(report), str(tmp_path / "a.py"))
     assert (code, out) == (0, "")
-    assert [item["code"] for item in json.loads(report.read_text())] == ["MS210"]
+    assert [item["code"] for item in json.loads(report.read_text())["findings"]] == ["MS210"]
     code, _, err = check("--output-file", str(tmp_path / "no" / "such" / "x.json"), str(tmp_path / "a.py"))
     assert code == 2 and "output-file" in err, err
     (tmp_path / "bad.py").write_text("from mindspore.ops import operations as P\nx = P.Pack(\n")

@@ -170,7 +170,7 @@ def test_cell_numbers_count_from_one_as_jupyter_and_ruff_do(tmp_path: Path) -> N
     text = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(notebook)])
     assert f"{notebook}:cell 3:2:19: MS202" in text.output, text.output
     found = CliRunner().invoke(main, ["check", "--format", "json", "--target-version", "2.10", str(notebook)])
-    assert [item["location"] for item in json.loads(found.stdout)] == ["cell 3:2"]
+    assert [item["location"] for item in json.loads(found.stdout)["findings"]] == ["cell 3:2"]
     assert parse_notebook(notebook.read_text(encoding="utf-8")).cell_of_line(1) == (2, 0)  # its marker
 
 

@@ -186,7 +186,7 @@ def test_sarif_output_is_valid_sarif_2_1_0_with_rules_and_fixes(tmp_path: Path) 
 
 
 def test_json_and_github_outputs(tmp_path: Path) -> None:
-    records = json.loads(_check(tmp_path, "json"))
+    records = json.loads(_check(tmp_path, "json"))["findings"]
     assert [(item["code"], item["line"], item["column"]) for item in records] == [
         ("MS201", 2, 6),
         ("MS201", 3, 5),
