@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import importlib
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Optional
@@ -29,6 +30,8 @@ from ms_migrate.codes import all_notes, all_reasons, registry
 from ms_migrate.config import Config, ConfigError, load_config
 from ms_migrate.diagnostics import source_lines
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
+from ms_migrate.migration_report import ReportFile, RunFacts, verified_rows
+from ms_migrate.migration_report import render as render_report
 from ms_migrate.output import FORMATS, FileStatus, Record, RunInfo, render, render_statistics
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
@@ -59,6 +62,25 @@ def _parse_version(ctx: click.Context, param: click.Parameter, value: Optional[s
         return parse_target(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from error
+
+
+Shard = tuple[int, int]
+
+
+def _parse_shard(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[Shard]:
+    if value is None:
+        return None
+    part, _, total = value.partition("/")
+    if not (part.isdigit() and total.isdigit() and 1 <= int(part) <= int(total)):
+        raise click.BadParameter(f"{value!r} is not K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(part), int(total)
+
+
+def in_shard(path: Path, shard: Shard) -> bool:
+    """Whether ``path`` belongs to shard K of N: by a checksum of its path, so that a file keeps
+    its shard when others are added or removed, and every machine splits a tree alike."""
+    part, total = shard
+    return zlib.crc32(path.as_posix().encode("utf-8", "surrogateescape")) % total == part - 1
 
 
 def _resolve_target(
@@ -154,6 +176,16 @@ def _start(
     return target, files, summary, config, source
 
 
+def _sharded(files: list[Path], summary: Summary, shard: Optional[Shard]) -> tuple[list[Path], list[Path]]:
+    """The files this run processes, and the files the analysis reads (all of them). Paths that
+    are not processed at all (missing, not Python) are the first shard's to report."""
+    if shard is None:
+        return files, files
+    if shard[0] != 1:
+        summary.skipped.clear()
+    return [path for path in files if in_shard(path, shard)], files
+
+
 def _cache_dir(no_cache: bool, paths: tuple[Path, ...]) -> Optional[Path]:
     return None if no_cache else cache_directory(paths[0] if paths else Path.cwd())
 
@@ -219,6 +251,13 @@ def _run_options(
         click.option(
             "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help=format_help
         ),
+        click.option(
+            "--shard",
+            callback=_parse_shard,
+            metavar="K/N",
+            help="Process only the K-th of N parts of the files (split by path, the same on every "
+            "machine); every file still informs the analysis. `ms-migrate merge` joins the JSON.",
+        ),
     ]
 
     def apply(command: Callable[..., None]) -> Callable[..., None]:
@@ -236,6 +275,10 @@ class _LazyGroup(click.Group):
         "verify": ("ms_migrate.verify.command", "verify_command"),
         "runtime": ("ms_migrate.runtime_command", "runtime_group"),
     }
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["ms_migrate.arguments"] = tuple(args)  # for JSON, SARIF and reports
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
@@ -281,6 +324,14 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
             is_flag=True,
             help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
             "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
+        ),
+        click.option(
+            "--report",
+            "report_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="FILE",
+            help="Write what became of every site (the form written, or why it was left alone; "
+            "verification; commands to reproduce) to FILE: Markdown, or JSON for a .json name.",
         ),
         click.option(
             "--max-changes",
@@ -346,6 +397,8 @@ def _migrate(
     interactive: bool,
     max_changes: Optional[int],
     output_file: Optional[Path],
+    shard: Optional[Shard],
+    report_file: Optional[Path],
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
     if allow_unverified and not verify:
@@ -359,6 +412,7 @@ def _migrate(
     target, files, summary, config, source = _start(
         paths, target_version, exclude, err, select, ignore_codes, needs_target
     )
+    files, every_file = _sharded(files, summary, shard)
     reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
@@ -376,6 +430,7 @@ def _migrate(
     # otherwise the runner writes as results arrive.
     write = not dry_run and not interactive and max_changes is None
     statuses: list[FileStatus] = []
+    reported: list[ReportFile] = []
     changes_left = max_changes
     cache_dir = _cache_dir(no_cache, paths)
     try:
@@ -385,10 +440,12 @@ def _migrate(
 
             options = options_for_upgrade(paths, target, downgrade=kinds == DOWNGRADE_KINDS)
             outcomes = upgrade_files_verified(
-                files, target, write, options, allow_unverified, jobs, config, kinds, cache_dir
+                files, target, write, options, allow_unverified, jobs, config, kinds, cache_dir, every_file
             )
         else:
-            outcomes = upgrade_files(files, target, write, jobs, config, kinds, cache_dir)
+            outcomes = upgrade_files(
+                files, target, write, jobs, config, kinds, cache_dir, project_paths=every_file
+            )
         records: list[Record] = []
         with _progress(err, len(files), quiet or verify or interactive) as advance:
             for outcome in outcomes:
@@ -427,6 +484,8 @@ def _migrate(
                 landed = _landed(outcome, dry_run)
                 summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
                 statuses.append(_file_status(outcome, landed))
+                if report_file is not None:
+                    reported.append(_report_file(outcome, statuses[-1], landed))
                 if outcome.written and not quiet:
                     err.print(f"Rewriting {display}")  # what pyupgrade's hook says
                 if quit:
@@ -446,9 +505,24 @@ def _migrate(
         command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
         run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, paths, dry_run)
         _emit(render(records, fmt, run), output_file)
+    if report_file is not None:
+        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
+        facts = RunFacts(command, str(target), source, _arguments(), dry_run, tuple(reported))
+        try:
+            sources.write_output(report_file, render_report(facts, report_file.suffix == ".json"))
+        except sources.SourceError as error:
+            err.print(f"--report: {error}")
+            exit_code = EXIT_ERROR
     if not quiet or summary.errors:
         err.print(summary.render(dry_run))
     sys.exit(exit_code)
+
+
+def _report_file(outcome: FileOutcome, status: FileStatus, landed: bool) -> ReportFile:
+    diagnostics = tuple((outcome.where(item.line), item) for item in outcome.diagnostics)
+    applied = frozenset(index for index, (_, item) in enumerate(diagnostics) if landed and item.fixable)
+    verified = verified_rows(outcome.verification) if outcome.verification is not None else ()
+    return ReportFile(status.path, status.status, status.reason, diagnostics, applied, verified)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -544,6 +618,7 @@ def check(
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
     fmt: str,
+    shard: Optional[Shard],
     statistics: bool,
     exit_zero: bool,
     output_file: Optional[Path],
@@ -558,6 +633,7 @@ def check(
     """
     err = Stream(stderr=True)
     target, files, summary, config, source = _start(paths, target_version, exclude, err, select, ignore_codes)
+    files, every_file = _sharded(files, summary, shard)
     baseline_path = None if write_baseline else baseline_file or config.baseline
     baseline = _read_baseline(baseline_path)
     reasons, notes = all_reasons(), all_notes()
@@ -566,7 +642,9 @@ def check(
     statuses: list[FileStatus] = []
     cache_dir = _cache_dir(no_cache, paths)
     # Fixes are built (MS101 parses with libcst) so that [*] says what upgrade really writes.
-    outcomes = upgrade_files(files, target, False, jobs, config, cache_dir=cache_dir, texts=False)
+    outcomes = upgrade_files(
+        files, target, False, jobs, config, cache_dir=cache_dir, texts=False, project_paths=every_file
+    )
     try:
         with _progress(err, len(files), quiet) as advance:
             for outcome in outcomes:
@@ -625,6 +703,12 @@ def check(
     sys.exit(exit_code)
 
 
+def _arguments() -> tuple[str, ...]:
+    """The command line after the program name, as the group parsed it."""
+    context = click.get_current_context(silent=True)
+    return context.meta.get("ms_migrate.arguments", ()) if context is not None else ()
+
+
 def _file_status(outcome: FileOutcome, landed: bool) -> FileStatus:
     if outcome.error:
         return FileStatus(str(outcome.path), "error", outcome.error)
@@ -656,7 +740,7 @@ def _run_info(
         command,
         str(target),
         source,
-        arguments=tuple(sys.argv[1:]),
+        arguments=_arguments(),
         select=config.select,
         ignore=config.ignore,
         exclude=config.exclude,
@@ -716,6 +800,30 @@ def _write_baseline(path: Path, records: list[Record], target: Version, err: Str
     except sources.SourceError as error:
         raise click.UsageError(f"--write-baseline: {error}") from None
     err.print(f"{path}: wrote a baseline of {len(records)} finding{'s' * (len(records) != 1)}")
+
+
+@main.command("merge")
+@click.argument("documents", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE")
+def merge(documents: tuple[Path, ...], output_file: Optional[Path]) -> None:
+    """Join the --format json documents of the shards of one run (--shard K/N) into the document
+    the whole run gives; exit with the worst exit code of the shards."""
+    import json
+
+    from ms_migrate.merge import MergeError, merge_documents
+
+    loaded = []
+    for path in documents:
+        try:
+            loaded.append(json.loads(sources.read_guarded(path, follow_links=True)[0].decode("utf-8")))
+        except (sources.SourceError, UnicodeDecodeError, ValueError) as error:
+            raise click.UsageError(f"{path}: {error}") from None
+    try:
+        merged = merge_documents(loaded, [str(path) for path in documents])
+    except MergeError as error:
+        raise click.UsageError(str(error)) from None
+    _emit(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", output_file)
+    sys.exit(merged["exit_code"])
 
 
 @main.command("rules")

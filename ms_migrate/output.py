@@ -70,6 +70,19 @@ class RunInfo:
 JSON_FORMAT = 1
 
 
+def without_options(arguments: Sequence[str], options: Sequence[str]) -> list[str]:
+    """A command line without ``options`` (each takes a value: `--shard 2/4`, `--shard=2/4`)."""
+    kept, skip = [], False
+    for argument in arguments:
+        if skip:
+            skip = False
+        elif argument in options:
+            skip = True
+        elif not argument.startswith(tuple(f"{option}=" for option in options)):
+            kept.append(argument)
+    return kept
+
+
 def render(records: Sequence[Record], fmt: str, run: Optional[RunInfo] = None) -> str:
     if fmt == "json":
         return json.dumps(json_document(records, run), indent=2, ensure_ascii=False) + "\n"

@@ -258,8 +258,12 @@ class _Run:
         kinds: Sequence[str],
         cache_dir: Optional[Path],
         texts: bool = True,
+        project_paths: Optional[Sequence[Path]] = None,
     ) -> None:
         self.paths, self.target, self.config, self.kinds = paths, target, config, tuple(kinds)
+        # What the project index reads: the whole tree even when this run is one shard of it, so a
+        # shard decides each site as the whole run does (a network's class in another shard's file).
+        self.project_paths = list(paths if project_paths is None else project_paths)
         self.texts = texts
         digest = settings_digest(target, kinds, config)
         self.cache = None if cache_dir is None else Cache(cache_dir, digest)
@@ -396,13 +400,15 @@ class _Run:
     def state(self) -> RunState:
         """Every file of the run with its digest (as ``ProjectIndex`` reads them: following links);
         the files not read yet are read now."""
-        for path in self.paths:
+        for path in self.project_paths:
             if os.path.abspath(path) not in self.digests:
                 try:
                     self._note(path, sources.read_guarded(path, follow_links=True)[0])
                 except sources.SourceError:
                     self._note(path, b"")
-        return RunState({os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.paths})
+        return RunState(
+            {os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.project_paths}
+        )
 
     @cached_property
     def changes(self) -> Changes:
@@ -445,6 +451,7 @@ def upgrade_files(
     kinds: Sequence[str] = UPGRADE_KINDS,
     cache_dir: Optional[Path] = None,
     texts: bool = True,
+    project_paths: Optional[Sequence[Path]] = None,
 ) -> Iterator[FileOutcome]:
     """Migrate ``paths`` with the rules of ``kinds`` and, when ``write``, write each changed file
     from this process; outcomes come in the order of ``paths``, whatever the number of workers.
@@ -454,8 +461,9 @@ def upgrade_files(
     ``cache_dir``: where results of earlier runs are kept (``ms_migrate.cache``); None: no cache.
     ``texts``: False when only findings are wanted (``check``): a file with a cached result is not
     read again, and its outcome carries the fixed text only.
+    ``project_paths``: the files the project index reads (default ``paths``; a shard: every file).
     """
-    run = _Run(paths, target, config, kinds, cache_dir, texts)
+    run = _Run(paths, target, config, kinds, cache_dir, texts, project_paths)
     cores = available_cores()  # more workers than cores only add processes to wait for
     workers = min(jobs or cores, cores, len(paths))
     with paced_for_a_run():
@@ -465,7 +473,7 @@ def upgrade_files(
 
 
 def _in_this_process(run: _Run) -> Iterator[FileOutcome]:
-    _set_project(run.paths)
+    _set_project(run.project_paths)
     for path in run.paths:
         item = run.settle(run.triage(path))
         yield item if isinstance(item, FileOutcome) else run.keep(run.migrate(item))
@@ -502,7 +510,7 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
                 yield settled
         read_all.append(True)
 
-    _set_project(run.paths)
+    _set_project(run.project_paths)
     pending = to_rules()
     first = list(itertools.islice(pending, MIN_FILES_FOR_POOL))
     if len(first) < MIN_FILES_FOR_POOL:  # every file is read, and few are to be parsed
@@ -511,7 +519,7 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
         work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds)
         items = ((source.path, run.reads_the_project(source)) for source in itertools.chain(first, pending))
         count = min(workers, len(run.paths))
-        args = (work, items, count, _worker_start, (list(run.paths),), FILES_PER_BATCH)
+        args = (work, items, count, _worker_start, (run.project_paths,), FILES_PER_BATCH)
         results = map_in_workers(*args, grouped=operator.itemgetter(1))
     fresh: dict[int, FileOutcome] = {}  # the rules' outcomes, by position, until their turn
     with contextlib.closing(results):
@@ -613,6 +621,7 @@ def upgrade_files_verified(
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
     cache_dir: Optional[Path] = None,
+    project_paths: Optional[Sequence[Path]] = None,
 ) -> Iterator[FileOutcome]:
     """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
 
@@ -621,7 +630,8 @@ def upgrade_files_verified(
     """
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
 
-    outcomes = list(upgrade_files(paths, target, False, jobs, config, kinds, cache_dir))
+    run = upgrade_files(paths, target, False, jobs, config, kinds, cache_dir, project_paths=project_paths)
+    outcomes = list(run)
     changed = [outcome for outcome in outcomes if outcome.changed and outcome.path.suffix != ".ipynb"]
     for outcome in outcomes:
         if outcome.changed and outcome.path.suffix == ".ipynb":

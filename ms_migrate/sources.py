@@ -339,6 +339,13 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
         yield from (directory for directory in unreadable if directory not in seen)
 
 
+def walk_order(path: Path) -> tuple[tuple[int, str], ...]:
+    """A key that sorts paths under one root as ``discover`` yields them: a folder's files (by
+    name) before its subfolders (by name, each walked whole)."""
+    parts = path.parts
+    return (*((1, part) for part in parts[:-1]), (0, parts[-1] if parts else ""))
+
+
 def _walk(
     top: str, unreadable: list[Path]
 ) -> Iterator[tuple[str, list[os.DirEntry[str]], list[os.DirEntry[str]]]]:

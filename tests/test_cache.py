@@ -187,7 +187,11 @@ def test_options_that_change_results_do_not_reuse_them(tmp_path: Path, options: 
         main, ["check", "-j", "1", "--target-version", "2.8", "--no-cache", *options, str(tree)]
     )
     cached = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.8", *options, str(tree)])
-    assert (cached.exit_code, cached.stdout) == (fresh.exit_code, fresh.stdout)
+    if "json" in options:  # the document repeats the command line, which differs by --no-cache
+        assert {**json.loads(cached.stdout), "arguments": []} == {**json.loads(fresh.stdout), "arguments": []}
+    assert (cached.exit_code, cached.stdout.count("MS")) == (fresh.exit_code, fresh.stdout.count("MS"))
+    if "json" not in options:
+        assert cached.stdout == fresh.stdout
 
 
 def test_per_file_ignores_are_part_of_the_key(tmp_path: Path) -> None:

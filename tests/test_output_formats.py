@@ -145,3 +145,39 @@ def test_max_changes_rewrites_that_many_files_and_reports_the_rest_pending(tmp_p
     # The next run takes the next one.
     invoke("upgrade", "--no-cache", "--max-changes", "1", str(tmp_path))
     assert (tmp_path / "b.py").read_text() != DEPRECATED and (tmp_path / "c.py").read_text() == DEPRECATED
+
+
+def test_shards_merge_into_the_unsharded_run(tmp_path: Path) -> None:
+    """Over the fixtures tree (207 files, multi-file projects among them, whose sites depend on
+    classes in other files): three shards, merged, are the run over the whole tree."""
+    fixtures = Path(__file__).parent / "fixtures"
+    for command in (["check"], ["upgrade", "--dry-run"]):
+        options = [*command, "--no-cache", "--target-version", "2.8", "--format", "json", "-j", "1"]
+        whole = json.loads(invoke(*options, str(fixtures))[1])
+        names = []
+        for part in (1, 2, 3):
+            name = tmp_path / f"{command[0]}-{part}.json"
+            invoke(*options, "--shard", f"{part}/3", "-o", str(name), str(fixtures))
+            names.append(str(name))
+        sizes = [len(json.loads(Path(name).read_text())["files"]) for name in names]
+        assert sum(sizes) == len(whole["files"]) and min(sizes) > 0, sizes
+        code, out, err = invoke("merge", *names)
+        merged = json.loads(out)
+        jsonschema.validate(merged, SCHEMA)
+        assert code == whole["exit_code"], err
+        assert {**merged, "arguments": []} == {**whole, "arguments": []}
+        assert "--shard" not in merged["arguments"]
+
+
+def test_merge_refuses_overlapping_shards_and_other_runs(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(NOT_FIXABLE)
+    one, other = tmp_path / "one.json", tmp_path / "other.json"
+    options = ["check", "--no-cache", "--format", "json", "--target-version"]
+    invoke(*options, "2.8", "-o", str(one), str(tmp_path))
+    code, _, err = invoke("merge", str(one), str(one))
+    assert code == 2 and "shards overlap" in err, err
+    invoke(*options, "2.9", "-o", str(other), str(tmp_path))
+    code, _, err = invoke("merge", str(one), str(other))
+    assert code == 2 and "shards of different runs" in err, err
+    code, _, err = invoke("check", "--shard", "4/3", str(tmp_path))
+    assert code == 2 and "K/N" in err, err

@@ -1,0 +1,201 @@
+"""``upgrade --report FILE``: what became of each site of a run, for the pull request that lands it.
+
+A summary first (short enough to be the pull request's description), then per file: each site
+with the form written or the reason it was left alone (with its explanation), the notes on it,
+whether the file was verified by execution (runtime, modes, verdicts), and the commands that
+reproduce the run. ``FILE`` ending in ``.json`` gets the same as JSON.
+
+Pure: the run's facts in, a text out; the CLI writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ms_migrate import __version__
+from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.output import without_options
+
+
+@dataclass(frozen=True)
+class VerifiedRow:
+    site: str  # the class or function run, `TrainStep:12`
+    mode: str
+    verdict: str  # "equal", "differs", "could not run"
+    runtime: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    path: str
+    status: str  # as in the JSON document: changed, unchanged, skipped, error
+    reason: Optional[str]
+    diagnostics: tuple[tuple[str, Diagnostic], ...]  # (where, diagnostic)
+    applied: frozenset[int] = frozenset()  # indexes of diagnostics whose fix is in the written text
+    verified: tuple[VerifiedRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    command: str
+    target: str
+    target_source: str
+    arguments: tuple[str, ...]
+    dry_run: bool
+    files: tuple[ReportFile, ...] = field(default_factory=tuple)
+
+
+def _site(where: str, item: Diagnostic, applied: bool) -> dict[str, Any]:
+    reasons, notes = all_reasons(), all_notes()
+    if item.code in reasons:
+        reason = reasons[item.code]
+        return {
+            "line": where,
+            "code": item.code,
+            "outcome": "left alone",
+            "reason": reason.slug,
+            "message": item.message,
+            "explanation": reason.summary,
+        }
+    if item.code in notes:
+        return {"line": where, "code": item.code, "outcome": "note", "message": item.message}
+    return {
+        "line": where,
+        "code": item.code,
+        "outcome": "converted" if applied else "reported",
+        "message": item.message,
+    }
+
+
+def report_data(run: RunFacts) -> dict[str, Any]:
+    files = []
+    converted = left_alone = 0
+    reasons: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    runtimes: set[str] = set()
+    for item in run.files:
+        sites = [
+            _site(where, diagnostic, index in item.applied)
+            for index, (where, diagnostic) in enumerate(item.diagnostics)
+        ]
+        converted += sum(site["outcome"] == "converted" for site in sites)
+        left_alone += sum(site["outcome"] == "left alone" for site in sites)
+        reasons.update(site["code"] for site in sites if site["outcome"] == "left alone")
+        verdicts.update(row.verdict for row in item.verified)
+        runtimes.update(row.runtime for row in item.verified if row.runtime)
+        if not sites and item.status == "unchanged" and not item.reason:
+            continue  # nothing to say about a file the run did not touch
+        files.append(
+            {
+                "path": item.path,
+                "status": item.status,
+                "reason": item.reason,
+                "sites": sites,
+                "verified": [row.__dict__ for row in item.verified],
+            }
+        )
+    changed = [item["path"] for item in files if item["status"] == "changed"]
+    arguments = without_options(run.arguments, _OUTPUT_OPTIONS)
+    dry = ["--dry-run"] if "--dry-run" not in arguments else []
+    return {
+        "tool": f"ms-migrate {__version__}",
+        "command": run.command,
+        "target": {"version": run.target, "source": run.target_source},
+        "summary": {
+            "files_changed": len(changed),
+            "sites_converted": converted,
+            "sites_left_alone": left_alone,
+            "left_alone_by_code": dict(sorted(reasons.items())),
+            "verified": dict(sorted(verdicts.items())),
+            "runtimes": sorted(runtimes),
+            "dry_run": run.dry_run,
+        },
+        # On the tree as it was before the run: the preview, then the run itself.
+        "reproduce": list(
+            dict.fromkeys(
+                [
+                    shlex.join(["ms-migrate", *arguments[:1], *dry, *arguments[1:]]),
+                    shlex.join(["ms-migrate", *arguments]),
+                ]
+            )
+        ),
+        "files": files,
+    }
+
+
+_OUTPUT_OPTIONS = ("--report", "-o", "--output-file")  # where output goes: not part of the run
+
+
+def _summary_lines(data: dict[str, Any]) -> list[str]:
+    summary = data["summary"]
+    verb = "would change" if summary["dry_run"] else "changed"
+    codes = ", ".join(f"{code} x{count}" for code, count in summary["left_alone_by_code"].items())
+    lines = [
+        f"**{data['command']} to MindSpore {data['target']['version']}** ({data['target']['source']}): "
+        f"{summary['files_changed']} file{'s' * (summary['files_changed'] != 1)} {verb}, "
+        f"{summary['sites_converted']} site{'s' * (summary['sites_converted'] != 1)} converted, "
+        f"{summary['sites_left_alone']} left alone" + (f" ({codes})" if codes else "") + ".",
+    ]
+    verified = summary["verified"]
+    if verified:
+        total = sum(verified.values())
+        runtimes = ", ".join(summary["runtimes"]) or "MindSpore"
+        parts = ", ".join(f"{count} {verdict}" for verdict, count in verified.items())
+        lines.append(f"Verified by execution on {runtimes}: {total} site-mode runs, {parts}.")
+    else:
+        lines.append("Not verified by execution (run with `--verify` to prove each rewrite).")
+    return lines
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: a pipe would end it, a line break the row."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    out = ["# ms-migrate migration report", "", *_summary_lines(data), ""]
+    out += ["Reproduce (on the tree as it was before):", "", "```bash", *data["reproduce"], "```", ""]
+    for item in data["files"]:
+        status = item["status"] + (f": {item['reason']}" if item["reason"] else "")
+        out += [f"## `{item['path']}`", "", f"Status: {status}.", ""]
+        if item["sites"]:
+            out += ["| line | code | what became of it |", "|---|---|---|"]
+            for site in item["sites"]:
+                text = site["message"]
+                if site["outcome"] == "left alone":
+                    text = f"left alone ({site['reason']}): {text}"
+                elif site["outcome"] == "converted":
+                    text = f"converted: {text}"
+                out.append(f"| {site['line']} | {site['code']} | {_cell(text)} |")
+            out.append("")
+        if item["verified"]:
+            out += ["| site | mode | MindSpore | verdict |", "|---|---|---|---|"]
+            for row in item["verified"]:
+                verdict = row["verdict"] + (f": {row['reason']}" if row["reason"] else "")
+                out.append(f"| {row['site']} | {row['mode']} | {row['runtime']} | {_cell(verdict)} |")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render(run: RunFacts, json_format: bool) -> str:
+    data = report_data(run)
+    if json_format:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return render_markdown(data)
+
+
+def verified_rows(report: object) -> tuple[VerifiedRow, ...]:
+    """The rows of a ``verify.VerificationReport`` (duck-typed: verify loads only with --verify)."""
+    rows = []
+    for result in getattr(report, "results", ()):
+        verdict = getattr(result.verdict, "value", str(result.verdict))
+        site = f"{result.site}:{result.line}"
+        rows.append(VerifiedRow(site, result.mode, verdict, result.runtime, result.reason))
+    return tuple(rows)
+
