@@ -37,6 +37,7 @@ from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
     FileOutcome,
+    migrate_bytes,
     migrate_declining,
     upgrade_files,
     upgrade_files_verified,
@@ -141,10 +142,12 @@ def _start(
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
     needs_target: bool = False,
+    stdin: bool = False,
 ) -> tuple[Version, list[Path], Summary, Config, str]:
     """Read the configuration, report missing paths, settle the target version, list the files;
-    the last item says how the target was found."""
-    missing = [path for path in paths if not path.exists()]
+    the last item says how the target was found. ``stdin``: ``paths`` is the one name stdin's text
+    stands for, which need not exist, and no file is listed."""
+    missing = [] if stdin else [path for path in paths if not path.exists()]
     summary = Summary()
     for path in missing:
         err.print(f"{path}: no such file or directory")
@@ -162,6 +165,8 @@ def _start(
     target, source = _resolve_target(explicit, paths, err, needs_target)
     if source == "explicit":
         source = "--target-version" if target_version is not None else f"{config.source}: target-version"
+    if stdin:
+        return target, [], summary, config, source
     named = {path for path in paths if path.is_file()}
     files = []
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
@@ -174,6 +179,22 @@ def _start(
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}")
     return target, files, summary, config, source
+
+
+def _stdin_name(paths: tuple[Path, ...], stdin_filename: Optional[Path]) -> Optional[Path]:
+    """The name stdin's text stands for when the path is `-` (`-` itself without
+    --stdin-filename), else None."""
+    if Path("-") not in paths:
+        if stdin_filename is not None:
+            raise click.UsageError("--stdin-filename names what `-` stands for: pass `-` as the path")
+        return None
+    if len(paths) > 1:
+        raise click.UsageError("`-` (stdin) is the only path of its run")
+    return stdin_filename or Path("-")
+
+
+def _read_stdin() -> bytes:
+    return sys.stdin.buffer.read()
 
 
 def _sharded(files: list[Path], summary: Summary, shard: Optional[Shard]) -> tuple[list[Path], list[Path]]:
@@ -250,6 +271,13 @@ def _run_options(
         click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
         click.option(
             "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help=format_help
+        ),
+        click.option(
+            "--stdin-filename",
+            type=click.Path(path_type=Path),
+            metavar="PATH",
+            help="With `-` as the path: the file stdin's text stands for (its configuration, target "
+            "and per-file ignores; the name in the output).",
         ),
         click.option(
             "--shard",
@@ -399,8 +427,14 @@ def _migrate(
     output_file: Optional[Path],
     shard: Optional[Shard],
     report_file: Optional[Path],
+    stdin_filename: Optional[Path],
 ) -> None:
     """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
+    stdin = _stdin_name(paths, stdin_filename)
+    if stdin is not None:
+        if verify or interactive or report_file or max_changes or shard:
+            raise click.UsageError("stdin (`-`) takes no --verify, -i, --report, --max-changes or --shard")
+        _migrate_stdin(kinds, stdin, dry_run, target_version, quiet, select, ignore_codes, fmt, output_file)
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     if interactive and (dry_run or fmt != "text"):
@@ -518,6 +552,58 @@ def _migrate(
     sys.exit(exit_code)
 
 
+def _migrate_stdin(
+    kinds: tuple[str, ...],
+    name: Path,
+    dry_run: bool,
+    target_version: Optional[Version],
+    quiet: bool,
+    select: tuple[str, ...],
+    ignore_codes: tuple[str, ...],
+    fmt: str,
+    output_file: Optional[Path],
+) -> None:
+    """`upgrade -`: the migrated text on stdout (black's and ruff format's convention), or with
+    --dry-run the diff; findings on stderr (or in --output-file); exit codes as for a file."""
+    err = Stream(stderr=True)
+    needs_target = kinds == DOWNGRADE_KINDS
+    started = _start((name,), target_version, (), err, select, ignore_codes, needs_target, stdin=True)
+    target, _, summary, config, source = started
+    outcome, data = migrate_bytes(_read_stdin(), name, target, config, kinds)
+    if outcome.error:
+        summary.errors += 1
+        err.print(outcome.error)
+    summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+    notes = all_notes()
+    records = [
+        Record(str(name), outcome.where(item.line), item)
+        for item in outcome.diagnostics
+        if not quiet or item.code in all_reasons() or (item.fix is None and item.code not in notes)
+    ]
+    if dry_run:
+        if outcome.changed:
+            print_diff(Stream(), unified_diff(str(name), outcome.before, outcome.after))
+    elif data is not None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    exit_code = EXIT_ERROR if summary.errors else EXIT_CHANGES if dry_run and outcome.changed else EXIT_OK
+    if fmt != "text" or output_file is not None:
+        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
+        statuses = [_file_status(outcome, outcome.changed)]
+        run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, (), dry_run)
+        if output_file is not None:
+            _emit(render(records, fmt, run), output_file)
+        else:
+            err.print(render(records, fmt, run).rstrip("\n"))
+    else:
+        for line in render(records, "text").splitlines():
+            err.print(line)
+    if not quiet or summary.errors:
+        err.print(summary.render(dry_run))
+    sys.exit(exit_code)
+
+
 def _report_file(outcome: FileOutcome, status: FileStatus, landed: bool) -> ReportFile:
     diagnostics = tuple((outcome.where(item.line), item) for item in outcome.diagnostics)
     applied = frozenset(index for index, (_, item) in enumerate(diagnostics) if landed and item.fixable)
@@ -618,6 +704,7 @@ def check(
     select: tuple[str, ...],
     ignore_codes: tuple[str, ...],
     fmt: str,
+    stdin_filename: Optional[Path],
     shard: Optional[Shard],
     statistics: bool,
     exit_zero: bool,
@@ -632,7 +719,11 @@ def check(
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
     err = Stream(stderr=True)
-    target, files, summary, config, source = _start(paths, target_version, exclude, err, select, ignore_codes)
+    stdin = _stdin_name(paths, stdin_filename)
+    named = (stdin,) if stdin is not None else paths
+    target, files, summary, config, source = _start(
+        named, target_version, exclude, err, select, ignore_codes, stdin=stdin is not None
+    )
     files, every_file = _sharded(files, summary, shard)
     baseline_path = None if write_baseline else baseline_file or config.baseline
     baseline = _read_baseline(baseline_path)
@@ -642,9 +733,12 @@ def check(
     statuses: list[FileStatus] = []
     cache_dir = _cache_dir(no_cache, paths)
     # Fixes are built (MS101 parses with libcst) so that [*] says what upgrade really writes.
-    outcomes = upgrade_files(
-        files, target, False, jobs, config, cache_dir=cache_dir, texts=False, project_paths=every_file
-    )
+    if stdin is not None:
+        outcomes: Iterator[FileOutcome] = iter([migrate_bytes(_read_stdin(), stdin, target, config)[0]])
+    else:
+        outcomes = upgrade_files(
+            files, target, False, jobs, config, cache_dir=cache_dir, texts=False, project_paths=every_file
+        )
     try:
         with _progress(err, len(files), quiet) as advance:
             for outcome in outcomes:

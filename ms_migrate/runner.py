@@ -113,6 +113,23 @@ def upgrade_file(
     return _migrate_source(source, target, _rules_for(path, config, kinds), config)
 
 
+def migrate_bytes(
+    raw: bytes, name: Path, target: Version, config: Config = NO_CONFIG, kinds: Sequence[str] = UPGRADE_KINDS
+) -> tuple[FileOutcome, Optional[bytes]]:
+    """``raw`` (stdin's bytes) migrated as the file ``name`` would be, alone: its configuration,
+    per-file ignores and notebook handling are ``name``'s; other files are not read. Returns the
+    outcome and the bytes to write out (the input's encoding, BOM and notebook JSON kept)."""
+    _set_project([])
+    try:
+        source = sources.source_from_bytes(name, raw)
+    except sources.SourceError as error:
+        return FileOutcome(name, error=str(error)), None
+    outcome = _migrate_source(source, target, _rules_for(name, config, kinds), config)
+    if outcome.error is not None or not outcome.changed:
+        return outcome, raw
+    return outcome, source.encode(outcome.after)
+
+
 def _upgrade_file_lean(path: Path, **options: object) -> FileOutcome:
     """``upgrade_file`` in a worker: an unchanged file's text does not travel back (the parent
     needs a file's text only to show or write its change, and most files have none)."""

@@ -449,6 +449,12 @@ def read_source(path: Path) -> SourceFile:
     """Read a regular file through ``read_guarded``. A symbolic link is not followed (replacing
     it would turn it into a copy), and FIFOs, devices and directories are never read."""
     raw, mode = read_guarded(path)
+    return source_from_bytes(path, raw, mode)
+
+
+def source_from_bytes(path: Path, raw: bytes, mode: int = 0o644) -> SourceFile:
+    """``raw`` decoded as the file ``path`` would be (a notebook by its suffix): for text that
+    comes from elsewhere, such as stdin with --stdin-filename. Raises ``SourceError``."""
     if path.suffix == ".ipynb":
         return _read_notebook(path, raw, mode)
     text, encoding, has_bom = decode(path, raw)

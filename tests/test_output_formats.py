@@ -181,3 +181,32 @@ def test_merge_refuses_overlapping_shards_and_other_runs(tmp_path: Path) -> None
     assert code == 2 and "shards of different runs" in err, err
     code, _, err = invoke("check", "--shard", "4/3", str(tmp_path))
     assert code == 2 and "K/N" in err, err
+
+
+PACK = "import mindspore.ops as ops\nfrom mindspore.ops import operations as P\ny = P.Pack()\n"
+
+
+def test_stdin_is_checked_and_migrated_as_the_file_it_stands_for(tmp_path: Path) -> None:
+    ignores = '[tool.ms-migrate]\nper-file-ignores = { "vendored/*" = ["MS210"] }\n'
+    (tmp_path / "pyproject.toml").write_text(ignores)
+    name = tmp_path / "src" / "x.py"  # need not exist: an editor's unsaved buffer
+    result = CliRunner().invoke(main, ["check", "-", "--stdin-filename", str(name)], input=PACK)
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"{name}:3:5: MS210 [*] `P.Pack`"), result.stdout
+    vendored = str(tmp_path / "vendored" / "x.py")
+    ignored = CliRunner().invoke(main, ["check", "-", "--stdin-filename", vendored], input=PACK)
+    assert (ignored.exit_code, ignored.stdout) == (0, "")  # the name's per-file ignores hold
+
+    written = CliRunner().invoke(main, ["upgrade", "-", "--stdin-filename", str(name)], input=PACK)
+    assert written.exit_code == 0 and written.stdout == "import mindspore.ops as ops\ny = ops.Stack()\n"
+    assert "MS210" in written.stderr and not name.exists()  # nothing is written to disk
+    preview = CliRunner().invoke(main, ["upgrade", "--dry-run", "-"], input=PACK)
+    assert preview.exit_code == 1 and "+y = ops.Stack()" in preview.stdout
+    unchanged = CliRunner().invoke(main, ["upgrade", "-"], input="x = 1\n")
+    assert (unchanged.exit_code, unchanged.stdout) == (0, "x = 1\n")
+
+    broken_text = "import mindspore\nx = P.Pack(\n"
+    broken = CliRunner().invoke(main, ["check", "-", "--stdin-filename", "b.py"], input=broken_text)
+    assert broken.exit_code == 2 and "b.py" in broken.stderr
+    mixed = CliRunner().invoke(main, ["check", "-", str(tmp_path)], input=PACK)
+    assert mixed.exit_code == 2 and "only path" in mixed.stderr
