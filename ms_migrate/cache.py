@@ -90,7 +90,7 @@ def _stats(folders: Iterable[Path], pattern: str = "*") -> list[str]:
     return found
 
 
-def settings_digest(target: Version, kinds: Sequence[str], config: Config) -> str:
+def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: bool = True) -> str:
     """Everything besides the file itself that decides its result."""
     from ms_migrate.data import _PACKAGED, _SOURCE_TREE
 
@@ -105,6 +105,7 @@ def settings_digest(target: Version, kinds: Sequence[str], config: Config) -> st
         *_stats(user_rules, "*.py"),
         str(target),
         ",".join(kinds),
+        "fixes" if fix else "findings only",
         repr(config.select),
         repr(config.ignore),
         repr(sorted(config.per_file_ignores.items())),
@@ -355,6 +356,7 @@ def _encode(result: CachedResult) -> dict[str, Any]:
                 item.severity.value,
                 None if item.fix is None else fixes.index(item.fix),
                 item.replacement,
+                item.fix_pending,
             ]
             for item in result.diagnostics
         ],
@@ -388,6 +390,12 @@ def _int(value: Any) -> int:
     return value
 
 
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise CorruptEntry(repr(value))
+    return value
+
+
 def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise CorruptEntry(repr(value))
@@ -405,6 +413,7 @@ def _decode(data: dict[str, Any]) -> CachedResult:
         )
         for edits, safety, description, imports, unused in data["fixes"]
     ]
+    rows = data["diagnostics"]
     diagnostics = tuple(
         Diagnostic(
             _str(code),
@@ -415,8 +424,9 @@ def _decode(data: dict[str, Any]) -> CachedResult:
             Severity(severity),
             None if fix is None else fixes[_int(fix)],
             None if replacement is None else _str(replacement),
+            _bool(pending),
         )
-        for code, line, col, end_line, end_col, message, severity, fix, replacement in data["diagnostics"]
+        for code, line, col, end_line, end_col, message, severity, fix, replacement, pending in rows
     )
     after = data["after"]
     return CachedResult(

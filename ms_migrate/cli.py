@@ -732,13 +732,14 @@ def check(
     records: list[Record] = []
     statuses: list[FileStatus] = []
     cache_dir = _cache_dir(no_cache, paths)
-    # Fixes are built (MS101 parses with libcst) so that [*] says what upgrade really writes.
+    # json and sarif carry fixes: they are built and validated as upgrade does. For the others
+    # MS101 builds no rewrite (no libcst at all) and marks its converted sites as fixable.
+    fix = fmt in ("json", "sarif")
     if stdin is not None:
         outcomes: Iterator[FileOutcome] = iter([migrate_bytes(_read_stdin(), stdin, target, config)[0]])
     else:
-        outcomes = upgrade_files(
-            files, target, False, jobs, config, cache_dir=cache_dir, texts=False, project_paths=every_file
-        )
+        options = {"cache_dir": cache_dir, "texts": False, "project_paths": every_file, "fix": fix}
+        outcomes = upgrade_files(files, target, False, jobs, config, **options)
     try:
         with _progress(err, len(files), quiet) as advance:
             for outcome in outcomes:

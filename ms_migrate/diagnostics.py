@@ -66,11 +66,15 @@ class Diagnostic:
     # What to use instead, when a rule knows it but cannot apply it (a deprecated API's
     # replacement): shown in the message, and carried on its own in json and SARIF.
     replacement: Optional[str] = None
+    # A fix the rule did not build because only findings were asked for (`check` in text:
+    # MS101's rewrite needs libcst): `upgrade` builds and applies it.
+    fix_pending: bool = False
 
     @property
     def fixable(self) -> bool:
-        """Whether ``upgrade`` fixes it: the runner keeps only the fixes the engine applied."""
-        return self.fix is not None
+        """Whether ``upgrade`` fixes it. With fixes built, the runner keeps only those the engine
+        applied (the file's rewrite compiled and reached a fixed point)."""
+        return self.fix is not None or self.fix_pending
 
 
 # What str.splitlines breaks at besides `\r\n`, `\r` and `\n`.

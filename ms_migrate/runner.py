@@ -103,14 +103,15 @@ def upgrade_file(
     target: Version,
     config: Config = NO_CONFIG,
     kinds: Sequence[str] = UPGRADE_KINDS,
+    fix: bool = True,
 ) -> FileOutcome:
     """Read one file and run the rules of ``kinds`` on it; nothing is written here (workers never
-    touch the user's files)."""
+    touch the user's files). Without ``fix`` only findings come back (``check``)."""
     try:
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
-    return _migrate_source(source, target, _rules_for(path, config, kinds), config)
+    return _migrate_source(source, target, _rules_for(path, config, kinds), config, fix)
 
 
 def migrate_bytes(
@@ -146,12 +147,12 @@ INTERNAL_ERROR_IN_FILE = (
 
 
 def _migrate_source(
-    source: sources.SourceFile, target: Version, rules: list[Rule], config: Config
+    source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
 ) -> FileOutcome:
     path = source.path
     project = _project.tracking()
     try:
-        result = run_rules(source.text, target, rules, project, path)
+        result = run_rules(source.text, target, rules, project, path, fix)
     except ParseFailure as error:
         where = f":{source.location(error.line)}" if error.line else ""
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
@@ -164,7 +165,8 @@ def _migrate_source(
     diagnostics = [
         # A fix the engine did not apply (validation refused the file's rewrite) is not one
         # `upgrade` makes: without it, "fixable" ([*], json, sarif) means what upgrade writes.
-        item if item.fix is None or id(item) in applied else dataclasses.replace(item, fix=None)
+        # Reporting only (no ``fix``), nothing was applied: the rules' fixes stand as built.
+        item if item.fix is None or not fix or id(item) in applied else dataclasses.replace(item, fix=None)
         for item in result.diagnostics
         if config.enabled(item.code, path)
     ]
@@ -276,13 +278,14 @@ class _Run:
         cache_dir: Optional[Path],
         texts: bool = True,
         project_paths: Optional[Sequence[Path]] = None,
+        fix: bool = True,
     ) -> None:
         self.paths, self.target, self.config, self.kinds = paths, target, config, tuple(kinds)
         # What the project index reads: the whole tree even when this run is one shard of it, so a
         # shard decides each site as the whole run does (a network's class in another shard's file).
         self.project_paths = list(paths if project_paths is None else project_paths)
-        self.texts = texts
-        digest = settings_digest(target, kinds, config)
+        self.texts, self.fix = texts, fix
+        digest = settings_digest(target, kinds, config, fix)
         self.cache = None if cache_dir is None else Cache(cache_dir, digest)
         self.before = None if self.cache is None else self.cache.load_state()
         # The files as the last run found them, and as this one does, by their lstat: a file whose
@@ -411,7 +414,7 @@ class _Run:
 
     def migrate(self, source: sources.SourceFile) -> FileOutcome:
         rules = _rules_for(source.path, self.config, self.kinds)
-        return _migrate_source(source, self.target, rules, self.config)
+        return _migrate_source(source, self.target, rules, self.config, self.fix)
 
     @cached_property
     def state(self) -> RunState:
@@ -469,6 +472,7 @@ def upgrade_files(
     cache_dir: Optional[Path] = None,
     texts: bool = True,
     project_paths: Optional[Sequence[Path]] = None,
+    fix: bool = True,
 ) -> Iterator[FileOutcome]:
     """Migrate ``paths`` with the rules of ``kinds`` and, when ``write``, write each changed file
     from this process; outcomes come in the order of ``paths``, whatever the number of workers.
@@ -479,8 +483,10 @@ def upgrade_files(
     ``texts``: False when only findings are wanted (``check``): a file with a cached result is not
     read again, and its outcome carries the fixed text only.
     ``project_paths``: the files the project index reads (default ``paths``; a shard: every file).
+    ``fix``: False when only findings are wanted (``check`` in text): rules may skip building
+    their fixes (MS101 then marks its converted sites ``fix_pending``).
     """
-    run = _Run(paths, target, config, kinds, cache_dir, texts, project_paths)
+    run = _Run(paths, target, config, kinds, cache_dir, texts, project_paths, fix)
     cores = available_cores()  # more workers than cores only add processes to wait for
     workers = min(jobs or cores, cores, len(paths))
     with paced_for_a_run():
@@ -533,7 +539,7 @@ def _in_workers(run: _Run, workers: int) -> Iterator[FileOutcome]:
     if len(first) < MIN_FILES_FOR_POOL:  # every file is read, and few are to be parsed
         results: Iterator[Union[FileOutcome, WorkerDied]] = (run.migrate(source) for source in first)
     else:
-        work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds)
+        work = partial(_upgrade_pending, target=run.target, config=run.config, kinds=run.kinds, fix=run.fix)
         items = ((source.path, run.reads_the_project(source)) for source in itertools.chain(first, pending))
         count = min(workers, len(run.paths))
         args = (work, items, count, _worker_start, (run.project_paths,), FILES_PER_BATCH)

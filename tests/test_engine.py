@@ -93,9 +93,13 @@ def test_check_without_fixes_reports_the_same_diagnostics() -> None:
     fixed = run_rules(source, Version(1, 9), rules)
     reported = run_rules(source, Version(1, 9), rules, fix=False)
     def found(result):  # type: ignore[no-untyped-def]
-        return [dataclasses.replace(item, fix=None) for item in result.diagnostics]
+        return [dataclasses.replace(item, fix=None, fix_pending=False) for item in result.diagnostics]
 
     assert found(reported) == found(fixed)
+    # What check says is fixable without building the rewrite is what upgrade fixes.
+    upgrade_fixes = [item in fixed.fixed for item in fixed.diagnostics]
+    assert [item.fixable for item in reported.diagnostics] == upgrade_fixes
+    assert any(item.fix_pending for item in reported.diagnostics)
     assert reported.text == source
 
 

@@ -259,8 +259,6 @@ class _Finder:
         return Fix(tuple(edits), "exact", f"use {entry.dotted_replacement} (a drop-in rename)")
 
     def _use_fix(self, node: ast.Attribute, entry: Deprecation, scopes: list[Scope]) -> Optional[Fix]:
-        if not self.ctx.fixes:
-            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None:
             return None
@@ -280,8 +278,6 @@ class _Finder:
         return replace(self._fix([edit], entry), unused=unused)
 
     def _method_fix(self, node: ast.Attribute, entry: Deprecation) -> Optional[Fix]:
-        if not self.ctx.fixes:
-            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or new.rpartition(".")[0] not in TENSOR_CLASSES:
             return None
@@ -295,8 +291,6 @@ class _Finder:
         """`from M import old [as x]` -> `from M import new as old` (or `as x`), when the
         replacement lives in the same module. The local name stays bound, so the file's uses,
         `__all__` and other modules importing the name from this one all keep working."""
-        if not self.ctx.fixes:
-            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or entry.kind != "api":
             return None
@@ -309,8 +303,6 @@ class _Finder:
         return self._fix([self._edit(alias.lineno, start, alias.lineno, end, spelled)], entry)
 
     def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
-        if not self.ctx.fixes:
-            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or alias.asname is None or alias.name != entry.name:
             return None
@@ -318,8 +310,6 @@ class _Finder:
         return self._fix([self._edit(alias.lineno, start, alias.lineno, start + len(alias.name), new)], entry)
 
     def _from_module_fix(self, node: ast.ImportFrom, entry: Deprecation) -> Optional[Fix]:
-        if not self.ctx.fixes:
-            return None  # reporting only (`check`): nothing to build
         new = entry.dotted_replacement
         if not entry.rename or new is None or node.module not in entry.names:
             return None

@@ -132,13 +132,18 @@ class GradOperationToFunctional(Rule):
         from ms_migrate.rules.ms101.decide import decide
 
         decision = decide(ctx)
-        if not decision.converted or not ctx.fixes:
+        if not decision.converted:
             yield from decision.diagnostics
+            return
+        converted = {id(item) for item in decision.converted}
+        if not ctx.fixes:  # reporting only: the rewrite is not built, but upgrade would make it
+            for diagnostic in decision.diagnostics:
+                pending = id(diagnostic) in converted
+                yield dataclasses.replace(diagnostic, fix_pending=True) if pending else diagnostic
             return
         from ms_migrate.rules.ms101.rewrite import rewrite  # libcst: only for files that change
 
         edits = edits_between(ctx.text, rewrite(ctx, decision))
         fix = Fix(edits, SAFETY, "rewrite this file's GradOperation sites (applied together)")
-        converted = {id(item) for item in decision.converted}
         for diagnostic in decision.diagnostics:
             yield dataclasses.replace(diagnostic, fix=fix) if id(diagnostic) in converted else diagnostic
