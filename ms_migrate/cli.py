@@ -487,15 +487,18 @@ def _migrate(
                 if outcome.error:
                     summary.errors += 1
                     err.print(outcome.error)
+                pending = False
                 if changes_left is not None and outcome.changed and not outcome.held_back:
                     if changes_left == 0:
                         outcome.held_back = f"pending: --max-changes {max_changes} files are rewritten"
                         summary.pending += 1
+                        pending = True
                     else:
                         changes_left -= 1
                         if not dry_run and not interactive:
                             write_outcome(outcome)
-                if dry_run and outcome.changed and not outcome.held_back and fmt == "text":
+                # A rewrite --verify held back is still shown: the preview says what failed.
+                if dry_run and outcome.changed and not pending and fmt == "text":
                     print_diff(out, unified_diff(display, outcome.before, outcome.after))
                 shown = [
                     Record(display, outcome.where(item.line), item)
