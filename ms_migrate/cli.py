@@ -304,6 +304,15 @@ class _LazyGroup(click.Group):
         "runtime": ("ms_migrate.runtime_command", "runtime_group"),
     }
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # Ctrl-C wherever it lands (reading the tree, importing the rules): 130, as documented.
+        # click itself would say "Aborted!" and exit 1, the status for findings.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted: nothing more was written", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["ms_migrate.arguments"] = tuple(args)  # for JSON, SARIF and reports
         return super().parse_args(ctx, args)

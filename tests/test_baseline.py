@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate.baseline import Baseline, Finding, dumps, line_hash
@@ -159,7 +160,8 @@ def test_exit_zero_and_output_file(tmp_path: Path) -> None:
     assert code == 2  # an error is still an error
 
 
-def test_ctrl_c_during_check_exits_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("delay", [0.0, 0.5], ids=["while-starting", "while-checking"])
+def test_ctrl_c_during_check_exits_130(tmp_path: Path, delay: float) -> None:
     for index in range(3000):
         (tmp_path / f"m{index}.py").write_text(LEGACY_STEP)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
@@ -169,11 +171,14 @@ def test_ctrl_c_during_check_exits_130(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # pytest-xdist's workers ignore SIGINT, and an ignored SIGINT is inherited: Python then
+        # installs no KeyboardInterrupt handler. A terminal's Ctrl-C finds the default one.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stderr is not None
     first = process.stderr.readline()  # the target line: the run has started
     assert first.startswith("target MindSpore"), first
-    time.sleep(0.5)
+    time.sleep(delay)
     process.send_signal(signal.SIGINT)
     err = first + process.stderr.read()
     assert process.wait(timeout=60) == 130, err
