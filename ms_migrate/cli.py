@@ -456,7 +456,6 @@ def _migrate(
         paths, target_version, exclude, err, select, ignore_codes, needs_target
     )
     files, every_file = _sharded(files, summary, shard)
-    reasons, notes = all_reasons(), all_notes()
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
         for stale in leftovers.removed:
@@ -509,11 +508,7 @@ def _migrate(
                 # A rewrite --verify held back is still shown: the preview says what failed.
                 if dry_run and outcome.changed and not pending and fmt == "text":
                     print_diff(out, unified_diff(display, outcome.before, outcome.after))
-                shown = [
-                    Record(display, outcome.where(item.line), item)
-                    for item in outcome.diagnostics
-                    if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
-                ]
+                shown = _migration_records(outcome, display, quiet)
                 if fmt == "text" and output_file is None:
                     # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
                     # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
@@ -564,6 +559,17 @@ def _migrate(
     sys.exit(exit_code)
 
 
+def _migration_records(outcome: FileOutcome, display: str, quiet: bool) -> list[Record]:
+    """What upgrade and downgrade show of a file; with -q only the sites left alone and the
+    findings it could not fix."""
+    reasons, notes = all_reasons(), all_notes()
+    return [
+        Record(display, outcome.where(item.line), item)
+        for item in outcome.diagnostics
+        if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
+    ]
+
+
 def _migrate_stdin(
     kinds: tuple[str, ...],
     name: Path,
@@ -586,12 +592,7 @@ def _migrate_stdin(
         summary.errors += 1
         err.print(outcome.error)
     summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
-    notes = all_notes()
-    records = [
-        Record(str(name), outcome.where(item.line), item)
-        for item in outcome.diagnostics
-        if not quiet or item.code in all_reasons() or (item.fix is None and item.code not in notes)
-    ]
+    records = _migration_records(outcome, str(name), quiet)
     if dry_run:
         if outcome.changed:
             print_diff(Stream(), unified_diff(str(name), outcome.before, outcome.after))
