@@ -267,7 +267,8 @@ class Step(nn.TrainOneStepWithLossScaleCell):
 
 def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
     plans = differing_sites(LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
-    assert [(plan.kind, plan.loss_scale) for plan in plans] == [("cell", True)]
+    scaled = ("network", "optimizer", "loss scale")
+    assert [(plan.kind, plan.arguments) for plan in plans] == [("cell", scaled)]
     # BERT's: a default of None, which the base class refuses.
     init = (
         "    def __init__(self, network, optimizer, scale_update_cell=None):\n"
@@ -277,7 +278,7 @@ def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
         text.replace("    def construct", init + "    def construct")
         for text in (LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
     ]
-    assert [plan.loss_scale for plan in differing_sites(*with_init)] == [True]
+    assert [plan.arguments for plan in differing_sites(*with_init)] == [scaled]
 
 
 @pytest.mark.mindspore
@@ -379,3 +380,110 @@ def test_upgrade_verify_proves_a_star_step_whose_network_the_run_knows(tmp_path:
     )
     assert result.exit_code == 0, result.output
     assert "value_and_grad(self.network, None, self.weights)(*inputs)" in (tmp_path / "step.py").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# __init__ settings, a command line read at import, more outputs, stray project modules
+
+
+def test_init_settings_are_named_by_their_parameters() -> None:
+    def plan(init: str):
+        legacy = legacy_step("x, label", "x, label", init=init)
+        (found,) = differing_sites(legacy, legacy.replace("return loss", "return loss * 1.0"))
+        return found
+
+    assert plan("network, lr, eps, loss_scale").arguments == ("network", "0.05", "1e-08", "3.0")
+    assert plan("optimizer, network").arguments == ("optimizer", "network")
+    assert plan("net, optimizer, clip_norm, device_num").arguments == ("network", "optimizer", "1.0", "1")
+    assert plan("network, opt_backbone, opt_head").arguments == ("network", "optimizer", "optimizer")
+    assert not plan("network, lr, eps, loss_scale").optimizer  # it builds its own
+    unknown = plan("network, optimizer, config")
+    assert unknown.kind == "none" and "takes 'config', for which the automatic harness" in unknown.problem
+    two = plan("netG, netD, optimizer")
+    assert two.kind == "none" and "takes 2 networks" in two.problem
+
+
+OWN_OPTIMIZER = """\
+import mindspore as ms
+import mindspore.nn as nn
+import mindspore.ops as ops
+{header}
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, lr, eps, loss_scale):
+        super().__init__()
+        self.network = network
+        self.weights = ms.ParameterTuple(network.trainable_params())
+        self.optimizer = nn.Adam(self.weights, learning_rate=lr, eps=eps, loss_scale=loss_scale)
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = loss_scale
+
+    def construct(self, x, label):
+        {outputs} = self.network(x, label)
+        sens = ops.fill(ops.dtype(loss), ops.shape(loss), self.sens)
+        grads = self.grad(self.network, self.weights)(x, label, {sens})
+        return ops.depend(loss, self.optimizer(grads))
+"""
+# A project's config module, as model_zoo's `model_utils/config.py`: it parses the command line
+# when imported, and exits on an option it does not know (the worker's own).
+READS_ARGV = """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.1)
+ARGS = parser.parse_args()
+"""
+
+
+@pytest.mark.mindspore
+@pytest.mark.parametrize(
+    ("header", "outputs", "sens"),
+    [
+        ("", "loss", "sens"),
+        (READS_ARGV, "loss, first, second, third, fourth", "(sens, sens, sens, sens, sens)"),
+    ],
+    ids=["settings", "argv-and-five-outputs"],
+)
+def test_a_step_that_builds_its_optimizer_from_settings_is_proven(
+    tmp_path: Path, header: str, outputs: str, sens: str
+) -> None:
+    """Each failed before: __init__(network, lr, eps, loss_scale) had no harness; a module that
+    parses argv at import raised SystemExit 2; a step unpacking five outputs got a probe of three."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    legacy = OWN_OPTIMIZER.format(header=header, outputs=outputs, sens=sens)
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(legacy)
+    after.write_text(migrate_text(legacy, Version(2, 8)).text)
+    assert after.read_text() != legacy
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        assert rows(data)[("TrainStep", mode)]["verdict"] == "equal", data
+
+
+@pytest.mark.mindspore
+def test_a_module_a_step_imported_while_running_does_not_answer_the_next_project(tmp_path: Path) -> None:
+    """The first project's step imports its `src` package only when built (no root claims it at
+    import); the second project's `from src.beta import OTHER` found that `src` in sys.modules."""
+    write_tree(tmp_path / "first", {"src/__init__.py": "", "src/alpha.py": "SCALE = 1.0\n"})
+    write_tree(tmp_path / "second", {"src/__init__.py": "", "src/beta.py": "OTHER = 1.0\n"})
+    lazy = "import sys\nsys.path.insert(0, {root!r})\n"
+    built = ("        super().__init__()\n", "        super().__init__()\n        import src.alpha\n")
+    first = legacy_step("x, label", "x, label", lazy.format(root=str(tmp_path / "first"))).replace(*built)
+    first_after = merged_step("x, label", "x, label", lazy.format(root=str(tmp_path / "first")))
+    first_after = first_after.replace(*built)
+    header = "from src.beta import OTHER"
+    pairs = [
+        Pair(first, first_after, tmp_path / "first" / "step.py", tmp_path / "first" / "step.py"),
+        Pair(
+            legacy_step("x, label", "x, label", header),
+            merged_step("x, label", "x, label", header),
+            tmp_path / "second" / "scripts" / "step.py",
+            tmp_path / "second" / "scripts" / "step.py",
+        ),
+    ]
+    (tmp_path / "second" / "scripts").mkdir()
+    reports = verify_pairs(pairs, VerifyOptions(modes=("pynative",), workers=1))
+    for report in reports:
+        assert [result.verdict for result in report.results] == [Verdict.EQUAL], report.results

@@ -14,6 +14,7 @@ the optimizer's moments and counters, BatchNorm statistics, loss-scale values.
 
 from __future__ import annotations
 
+import ast
 import base64
 import re
 from collections.abc import Sequence
@@ -474,14 +475,8 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                         defaulted=site.get("defaulted", 0),
                     )
                     cls = getattr(module, site["name"])
-                    if optimizer_kind is None:
-                        cell, sources = cls(network), [network]
-                    else:
-                        optimizer = probe.optimizer(optimizer_kind, network)
-                        arguments = (network, optimizer) if site["network_first"] else (optimizer, network)
-                        if site.get("loss_scale"):
-                            arguments += (probe.loss_scale_cell(),)
-                        cell, sources = cls(*arguments), [network, optimizer]
+                    arguments, sources = _init_arguments(site["arguments"], network, optimizer_kind)
+                    cell = cls(*arguments)
                     inputs = probe.seeded_inputs(site["inputs"], context.seed)
                     return cell, inputs, collect_state([*sources, cell])
 
@@ -495,6 +490,27 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
     # An optional variant that BEFORE fails on says nothing about the rewrite: leave it out.
     outcomes += [named for named in optional if named[1].verdict is not Verdict.NOT_RUN]
     return _combine(outcomes)
+
+
+def _init_arguments(
+    roles: Sequence[str], network: nn.Cell, optimizer_kind: Optional[str]
+) -> tuple[list[Any], list[nn.Cell]]:
+    """What the train step's __init__ is given (``sites.SitePlan.arguments``), and the Cells
+    whose state is compared: the network, and each optimizer, every one over its weights."""
+    arguments: list[Any] = []
+    sources: list[nn.Cell] = [network]
+    for role in roles:
+        if role == "network":
+            arguments.append(network)
+        elif role == "optimizer":
+            made = probe.optimizer(optimizer_kind or "Momentum", network)
+            arguments.append(made)
+            sources.append(made)
+        elif role == "loss scale":
+            arguments.append(probe.loss_scale_cell())
+        else:
+            arguments.append(ast.literal_eval(role))
+    return arguments, sources
 
 
 # Probe kinds beyond what the step is known to take; see probe.DEFAULTED_VARIANTS.

@@ -112,7 +112,15 @@ class _Probe(nn.Cell):
             return loss
         if self.outputs == 2:
             return loss, ops.reduce_mean(out)
-        return loss, ops.reduce_mean(out), ops.reduce_mean(out * out)
+        if self.outputs == 3:
+            return loss, ops.reduce_mean(out), ops.reduce_mean(out * out)
+        # As many as the step unpacks (a detector's nine losses): each another weight-dependent
+        # auxiliary, so a gradient that takes one in, or leaves one out, shows.
+        # A loop GRAPH mode unrolls (outputs is a constant), not a starred generator it rejects.
+        made = (loss,)
+        for index in range(self.outputs - 1):
+            made = made + (ops.reduce_mean(out * (index + 1.0)),)  # noqa: RUF005
+        return made
 
 
 class Probe1(_Probe):

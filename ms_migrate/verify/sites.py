@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-MAX_OUTPUTS = 3
+MAX_OUTPUTS = 12  # a detector's step unpacks up to nine losses
 STAR_INPUTS = 2  # `construct(self, *inputs)`: the usual (data, label)
 SCALAR_HINTS = ("sens", "scale")  # argument names that carry a loss scale, not a batch
 
@@ -67,10 +67,11 @@ class SitePlan:
     inputs: tuple[str, ...] = ()
     network_inputs: int = 0  # arity of the probe network's construct
     outputs: int = 1  # outputs of the probe network: the loss, then auxiliaries
-    optimizer: bool = True  # False: __init__(network) only, a grad Cell without an update
-    network_first: bool = True  # __init__(network, optimizer) rather than (optimizer, network)
+    optimizer: bool = True  # False: no optimizer is passed (a grad Cell, or one that builds its own)
+    # What __init__ is given, positionally: "network", "optimizer", "loss scale" (a loss-scale
+    # update Cell) or a Python literal for a setting (`lr` "0.05"); see ``init_value``.
+    arguments: tuple[str, ...] = ("network", "optimizer")
     varargs: bool = False  # the Cell passes *inputs to its network: also run a *inputs probe
-    loss_scale: bool = False  # __init__(network, optimizer, scale_sense): pass a loss-scale Cell
     defaulted: int = 0  # construct's defaulted parameters (not a sens): a probe network takes as many
     jit: bool = False  # the function is already decorated with jit
     problem: str = ""  # for kind "none": why no automatic harness fits
@@ -311,6 +312,64 @@ def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
     return min(count, MAX_OUTPUTS)
 
 
+# Settings a train step's __init__ commonly requires, by the words of the parameter's name:
+# values a real run would pass, that keep the probe's few steps finite. A loss scale is 3.0, as
+# the seeded sens (probe.LOSS_SCALE): not a power of two, so a misplaced scale rounds differently.
+SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"lr", "learning"}), "0.05"),
+    (frozenset({"eps", "epsilon"}), "1e-08"),
+    (frozenset({"momentum"}), "0.9"),
+    (frozenset({"decay"}), "0.0"),
+    (frozenset({"lower"}), "-0.01"),  # a WGAN's weight clip
+    (frozenset({"upper"}), "0.01"),
+    (frozenset({"norm", "clip"}), "1.0"),  # max_grad_norm, clip_norm, grad_clip
+    (frozenset({"sens", "scale"}), "3.0"),
+    (frozenset({"degree", "device_num", "num_devices", "group_size", "rank_size"}), "1"),  # one device
+    (frozenset({"target"}), "'CPU'"),  # device_target
+    (frozenset({"train", "training"}), "True"),  # is_train
+)
+NETWORK_WORDS = ("net", "model", "backbone")
+
+
+def init_value(name: str) -> Optional[str]:
+    """What the automatic harness passes for ``__init__``'s required parameter ``name``, or None
+    when it cannot tell (a config object, a criterion, a second network)."""
+    lowered = name.lower()
+    words = set(lowered.split("_"))
+    if "opt" in lowered:
+        return "optimizer"
+    if lowered in LOSS_SCALE_PARAMETERS or "update_cell" in lowered:
+        return "loss scale"
+    if any(word in lowered for word in NETWORK_WORDS) or lowered == "network":
+        return "network"
+    return next((value for keys, value in SETTINGS if words & keys or lowered in keys), None)
+
+
+def _init_arguments(arguments: ast.arguments, loss_scale_base: bool) -> Union[tuple[str, ...], str]:
+    """What the harness passes to ``__init__`` positionally (see ``SitePlan.arguments``), or why
+    it cannot: one network, any number of optimizers (each over the network's weights) and
+    settings it can name."""
+    positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1:]]
+    params = positional[: len(positional) - len(arguments.defaults)]
+    # A subclass that keeps its base's loss scale, (network, optimizer, scale_sense) or with
+    # `scale_update_cell=None`, which the base refuses: a loss-scale Cell is passed for it.
+    if loss_scale_base and len(positional) > 2 and positional[2] in LOSS_SCALE_PARAMETERS:
+        params = positional[:3] if len(params) <= 3 else params
+    shown = ", ".join(["self", *positional])
+    if arguments.vararg or any(default is None for default in arguments.kw_defaults):
+        return f"__init__({shown}) takes *args or required keyword-only arguments"
+    if not params:
+        return "__init__ takes no network"
+    given = tuple(init_value(param) for param in params)
+    unknown = [param for param, value in zip(params, given) if value is None]
+    if unknown:
+        return f"__init__({shown}) takes {unknown[0]!r}, for which the automatic harness has no value"
+    if given.count("network") != 1:
+        count = given.count("network")
+        return f"__init__({shown}) takes {count} networks; the automatic harness builds one"
+    return given  # type: ignore[return-value]
+
+
 def _plan_cell(
     name: str,
     line: int,
@@ -325,28 +384,19 @@ def _plan_cell(
     construct = _method(first, "construct")
     if construct is None:
         return SitePlan(name, line, "none", problem="no construct method in the class itself")
-    loss_scale = _inherited_loss_scale(first)
     if init is None:
         if not _inherited_train_one_step(first):
             return SitePlan(name, line, "none", problem="__init__ is inherited from a class not in this file")
         params = ["network", "optimizer"]
+        init_given = ("network", "optimizer", *(("loss scale",) if _inherited_loss_scale(first) else ()))
     else:
-        arguments = init.args
-        positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1:]]
-        params = positional[: len(positional) - len(arguments.defaults)]
-        # A subclass that keeps its base's loss scale, (network, optimizer, scale_sense) or with
-        # `scale_update_cell=None`, which the base refuses: a loss-scale Cell is passed for it.
-        third = positional[2] if len(positional) > 2 else ""
-        loss_scale = loss_scale and third in LOSS_SCALE_PARAMETERS and len(params) <= 3
-        params = params[:2] if loss_scale else params
-        if arguments.vararg or any(default is None for default in arguments.kw_defaults) or len(params) > 2:
-            shown = ", ".join(["self", *positional])
-            problem = f"__init__({shown}) does not take (network, optimizer) or (network)"
-            return SitePlan(name, line, "none", problem=problem)
-        if not params:
-            return SitePlan(name, line, "none", problem="__init__ takes no network")
-    network_first = len(params) == 1 or not ("opt" in params[0].lower() and "opt" not in params[1].lower())
-    network_param = params[0] if network_first else params[1]
+        given_or_problem = _init_arguments(init.args, _inherited_loss_scale(first))
+        if isinstance(given_or_problem, str):
+            return SitePlan(name, line, "none", problem=given_or_problem)
+        init_given = given_or_problem
+        positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args][1:]]
+        params = positional[: len(init_given)]
+    network_param = params[init_given.index("network")]
     names, why = _signature(construct.args, skip_self=True)
     if not names:
         return SitePlan(name, line, "none", problem=f"construct cannot be seeded: {why}")
@@ -373,11 +423,10 @@ def _plan_cell(
         inputs=inputs,
         network_inputs=arity,
         outputs=max(_output_count(version, attribute) for version in versions),
-        optimizer=len(params) == 2,
-        network_first=network_first,
+        optimizer="optimizer" in init_given,
+        arguments=init_given,
         varargs=varargs,
         defaulted=defaulted,
-        loss_scale=loss_scale,
     )
 
 

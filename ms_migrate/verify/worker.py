@@ -125,6 +125,10 @@ class Versions:
         self.projects.activate(self.job["search_path"])
         self.reset()
         self.notify(event="importing", what=label.upper(), path=self.job[f"{label}_label"])
+        argv = sys.argv
+        # As `python FILE` with no arguments: a module that parses the command line at import
+        # (a project's config.py calling argparse) reads its defaults, not the worker's options.
+        sys.argv = [self.job[f"{label}_label"]]
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             assert spec is not None and spec.loader is not None
@@ -137,6 +141,7 @@ class Versions:
             sys.modules.pop(name, None)
             return f"{label.upper()} raised at import: {self.describe(error)}{self._hint(error, label)}"
         finally:
+            sys.argv = argv
             self.projects.record(self.job["search_path"])
             self.notify(event="imported")
         self.reset()
@@ -171,6 +176,11 @@ class ProjectModules:
 
     def activate(self, search_path: list[str]) -> None:
         key = tuple(search_path)
+        if key != self.active and self.active is not None:
+            # Another project's roots leave the path, so its packages cannot answer this one's.
+            for directory in self.active:
+                if directory not in key and directory in sys.path:
+                    sys.path.remove(directory)
         for directory in reversed(search_path):
             if sys.path[:1] != [directory]:
                 if directory in sys.path:
@@ -183,9 +193,24 @@ class ProjectModules:
                 for name, module in modules.items():
                     if sys.modules.get(name) is module:
                         del sys.modules[name]
+        self._forget_strays(key)
         sys.modules.update(self.owned.get(key, {}))
         importlib.invalidate_caches()
         self.active = key
+
+    def _forget_strays(self, key: tuple[str, ...]) -> None:
+        """Project modules no roots claimed (a package found through another project's root, a
+        module a Cell imported while it ran) leave ``sys.modules`` too, unless they lie under
+        this project's roots: measured on mindspore-ai/models, a BERT ``src`` answered LR-EGAN's
+        ``from src import losses``. The versions' own copies stay (GRAPH mode resolves a Cell's
+        globals through its module's name)."""
+        roots = tuple(os.path.join(os.path.realpath(root), "") for root in key)
+        for name, module in list(sys.modules.items()):
+            if "_msm_" in name:
+                continue
+            where = _module_file(module)
+            if where and not where.startswith(roots):
+                del sys.modules[name]
 
     def record(self, search_path: list[str]) -> None:
         """Claim the modules now loaded from files under ``search_path`` for those roots."""
