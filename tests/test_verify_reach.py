@@ -386,6 +386,19 @@ def test_upgrade_verify_proves_a_star_step_whose_network_the_run_knows(tmp_path:
 # __init__ settings, a command line read at import, more outputs, stray project modules
 
 
+def test_the_probe_has_as_many_outputs_as_the_step_takes_apart() -> None:
+    five = legacy_step("x, label", "x, label").replace(
+        "loss = self.network(x, label)", "_, loss, _, _, _ = self.network(x, label)"
+    )
+    (plan,) = differing_sites(five, five.replace("return loss", "return loss * 1.0"))
+    assert plan.outputs == 5
+    # Wide&Deep's: IthOutputCell(network, output_index=1) differentiates the second output.
+    held = "        self.second = IthOutputCell(network, output_index=1)\n"
+    second = legacy_step("x, label", "x, label").replace("        self.grad =", held + "        self.grad =")
+    (plan,) = differing_sites(second, second.replace("return loss", "return loss * 1.0"))
+    assert plan.outputs == 2
+
+
 def test_init_settings_are_named_by_their_parameters() -> None:
     def plan(init: str):
         legacy = legacy_step("x, label", "x, label", init=init)
@@ -396,6 +409,8 @@ def test_init_settings_are_named_by_their_parameters() -> None:
     assert plan("optimizer, network").arguments == ("optimizer", "network")
     assert plan("net, optimizer, clip_norm, device_num").arguments == ("network", "optimizer", "1.0", "1")
     assert plan("network, opt_backbone, opt_head").arguments == ("network", "optimizer", "optimizer")
+    assert plan("D, optimizer, sens").arguments == ("network", "optimizer", "3.0")  # SRGAN's
+    assert plan("generator, optimizer").arguments == ("network", "optimizer")
     assert not plan("network, lr, eps, loss_scale").optimizer  # it builds its own
     unknown = plan("network, optimizer, config")
     assert unknown.kind == "none" and "takes 'config', for which the automatic harness" in unknown.problem

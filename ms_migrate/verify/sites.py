@@ -289,6 +289,12 @@ def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
     """
     count = 1
     for node in ast.walk(class_def):
+        # IthOutputCell(network, output_index=1): the network has at least two outputs.
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                index = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+                if keyword.arg == "output_index" and isinstance(index, int):
+                    count = max(count, index + 1)
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
@@ -328,7 +334,7 @@ SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"target"}), "'CPU'"),  # device_target
     (frozenset({"train", "training"}), "True"),  # is_train
 )
-NETWORK_WORDS = ("net", "model", "backbone")
+NETWORK_WORDS = ("net", "model", "backbone", "generator", "discriminator")
 
 
 def init_value(name: str) -> Optional[str]:
@@ -340,7 +346,7 @@ def init_value(name: str) -> Optional[str]:
         return "optimizer"
     if lowered in LOSS_SCALE_PARAMETERS or "update_cell" in lowered:
         return "loss scale"
-    if any(word in lowered for word in NETWORK_WORDS) or lowered == "network":
+    if any(word in lowered for word in NETWORK_WORDS) or lowered in ("g", "d"):
         return "network"
     return next((value for keys, value in SETTINGS if words & keys or lowered in keys), None)
 
