@@ -29,13 +29,13 @@ from mindspore.ops import composite as C
 
 
 class ClipStep(nn.Cell):
-    def __init__(self, network, optimizer, clip):
+    def __init__(self, network, optimizer, config):
         super().__init__()
         self.network = network
         self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
-        self.clip = clip
+        self.clip = config
         self.grad = C.GradOperation(get_by_list=True)
 
     def construct(self, data, label):
@@ -106,7 +106,7 @@ def test_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
 
 
 def test_verify_counts_only_the_sites_it_wrote(tmp_path: Path) -> None:
-    # A train step whose __init__ takes a third argument: no automatic harness, so no MindSpore runs.
+    # A train step whose __init__ takes a setting the harness cannot name: no MindSpore runs.
     step = tmp_path / "clip_step.py"
     step.write_text(CLIP_STEP)
     result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.8", str(step)])
