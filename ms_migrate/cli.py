@@ -979,6 +979,29 @@ def _code_named(name: str) -> Optional[str]:
     return None
 
 
+def explanation(code: str) -> str:
+    """What `ms-migrate explain CODE` prints for a known ``code`` (the language server's hover
+    shows the same text)."""
+    reasons, notes = all_reasons(), all_notes()
+    if code in reasons:
+        reason = reasons[code]
+        return f"{code} ({reason.slug}): {reason.summary}\n\n{reason.explanation}"
+    if code in notes:
+        return f"{code}: {notes[code].text}"
+    rule = rule_for(code)
+    lines = [
+        f"{rule.code} ({rule.name}): {rule.title}\n",
+        f"Kind: {rule.kind}. Applies to {rule.targets.describe()}.\n",
+        rule.description + "\n",
+    ]
+    for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
+        for example in examples:
+            lines.append(f"{label} (target {example.target}):\n{example.code}")
+            if example.fixed is not None:
+                lines.append(f"Fixed to:\n{example.fixed}")
+    return "\n".join(lines)
+
+
 @main.command()
 @click.argument("code", metavar="CODE|NAME")
 def explain(code: str) -> None:
@@ -988,21 +1011,21 @@ def explain(code: str) -> None:
         raise click.UsageError(
             f"no rule, reason or note is called {code!r}; `ms-migrate rules` lists every code and name"
         )
-    code = found
-    reasons, notes = all_reasons(), all_notes()
-    if code in reasons:
-        reason = reasons[code]
-        click.echo(f"{code} ({reason.slug}): {reason.summary}\n\n{reason.explanation}")
-        return
-    if code in notes:
-        click.echo(f"{code}: {notes[code].text}")
-        return
-    rule = rule_for(code)
-    click.echo(f"{rule.code} ({rule.name}): {rule.title}\n")
-    click.echo(f"Kind: {rule.kind}. Applies to {rule.targets.describe()}.\n")
-    click.echo(rule.description + "\n")
-    for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
-        for example in examples:
-            click.echo(f"{label} (target {example.target}):\n{example.code}")
-            if example.fixed is not None:
-                click.echo(f"Fixed to:\n{example.fixed}")
+    click.echo(explanation(found))
+
+
+@main.command()
+@click.option(
+    "--stdio", is_flag=True, help="Talk LSP over stdin and stdout (the default and only transport)."
+)
+def server(stdio: bool) -> None:
+    """Run the language server (LSP over stdio) for editors: check's diagnostics as you type,
+    upgrade's fixes as quick fixes. Needs the `lsp` extra: pip install 'ms-migrate[lsp]'."""
+    try:
+        from ms_migrate.lsp.server import serve  # pygls loads only for this command
+    except ImportError as error:
+        click.echo(
+            f"ms-migrate server needs pygls and lsprotocol ({error}): pip install 'ms-migrate[lsp]'", err=True
+        )
+        sys.exit(EXIT_ERROR)
+    serve()
