@@ -158,8 +158,9 @@ def test_an_after_that_cannot_be_imported_differs(tmp_path: Path) -> None:
 
 @pytest.mark.mindspore
 def test_an_operator_without_a_cpu_kernel_is_named(tmp_path: Path) -> None:
-    """NPUAllocFloatStatus is Ascend-only: MindSpore 2.10 on CPU says "Unsupported op [...] on CPU"."""
-    status = "status = ops.NPUAllocFloatStatus()()"
+    """LambApplyOptimizerAssign is Ascend-only: MindSpore 2.10 on CPU says "Unsupported op [...] on
+    CPU". (The float-status operators of loss-scaled steps have stand-ins: see below.)"""
+    status = "status = ops.operations.LambApplyOptimizerAssign()(*((x,) * 12))"
     before, after = tmp_path / "step_before.py", tmp_path / "step.py"
     before.write_text(
         legacy_step("x, label", "x, label").replace(
@@ -173,9 +174,9 @@ def test_an_operator_without_a_cpu_kernel_is_named(tmp_path: Path) -> None:
     assert code == 2, data
     row = rows(data)[("TrainStep", "pynative")]
     assert row["reason"].startswith(
-        "cannot run on CPU: the operator NPUAllocFloatStatus has no CPU kernel"
+        "cannot run on CPU: the operator LambApplyOptimizerAssign has no CPU kernel"
     ), row
-    assert "Unsupported op [NPUAllocFloatStatus] on CPU" in row["detail"], row
+    assert "Unsupported op [LambApplyOptimizerAssign] on CPU" in row["detail"], row
 
 
 PACKAGE_FILES = {
@@ -279,6 +280,21 @@ def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
         for text in (LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
     ]
     assert [plan.arguments for plan in differing_sites(*with_init)] == [scaled]
+    # GPT-2's: any Cell whose optional loss-scale Cell the training script passes (without it,
+    # the step casts a None), with the options before it that the harness can name.
+    for signature, given in (
+        ("network, optimizer, scale_update_cell=None", scaled),
+        ("network, optimizer, lr=0.1, scale_update_cell=None", (*scaled[:2], "0.05", "loss scale")),
+        ("network, optimizer, config=None, scale_update_cell=None", scaled[:2]),
+    ):
+        init = f"    def __init__(self, {signature}):\n        pass\n\n"
+        texts = [
+            text.replace("(nn.TrainOneStepWithLossScaleCell)", "(nn.Cell)").replace(
+                "    def construct", init + "    def construct"
+            )
+            for text in (LOSS_SCALED.format(scaled=""), LOSS_SCALED.format(scaled=" * 1.0"))
+        ]
+        assert [plan.arguments for plan in differing_sites(*texts)] == [given], signature
 
 
 @pytest.mark.mindspore
@@ -502,3 +518,69 @@ def test_a_module_a_step_imported_while_running_does_not_answer_the_next_project
     reports = verify_pairs(pairs, VerifyOptions(modes=("pynative",), workers=1))
     for report in reports:
         assert [result.verdict for result in report.results] == [Verdict.EQUAL], report.results
+
+
+# ---------------------------------------------------------------------------------------------
+# Loss-scaled steps: float-status operators on CPU
+
+
+@pytest.mark.mindspore
+def test_loss_scaled_steps_run_on_cpu_with_float_status_stand_ins(tmp_path: Path) -> None:
+    """No CPU kernel exists for NPUAllocFloatStatus and its kin, nor for the base class's own
+    overflow check (2.x's takes the Ascend branch on CPU): the worker stands in for them. A row
+    that ran the NPU stand-ins says so; the base class's check is computed from the gradients,
+    which needs no note. A rewrite that drops the loss scale still differs."""
+    code, data = verify_json(CASES / "float_status_before.py", CASES / "float_status_after.py")
+    assert code == 0, data
+    found = rows(data)
+    assert {key: row["verdict"] for key, row in found.items()} == {
+        (site, mode): "equal" for site in ("FinetuneCell", "SquadCell") for mode in ("pynative", "graph")
+    }
+    for mode in ("pynative", "graph"):
+        stood_in = "NPUAllocFloatStatus, NPUClearFloatStatus, NPUGetFloatStatus"
+        assert stood_in in found[("FinetuneCell", mode)]["detail"]
+        assert found[("SquadCell", mode)]["detail"] == ""
+    after = (CASES / "float_status_after.py").read_text()
+    scaled = """ms.grad(self.network, None, weights, sens_param=True)(
+            input_ids, label_ids, self.cast(scaling_sens, mstype.float32)
+        )"""
+    assert after.count(scaled) == 2
+    dropped = tmp_path / "float_status_after.py"
+    dropped.write_text(after.replace(scaled, "ms.grad(self.network, None, weights)(input_ids, label_ids)"))
+    code, data = verify_json(CASES / "float_status_before.py", dropped)
+    assert code == 1, data
+    assert {row["verdict"] for row in data["sites"]} == {"differs"}, data
+
+
+OVERFLOW_CHECK = """
+import numpy as np, mindspore as ms
+from mindspore import Tensor, nn
+from ms_migrate.verify import float_status
+ms.set_device("CPU")
+float_status.install()
+ms.set_context(mode=ms.GRAPH_MODE if "{mode}" == "graph" else ms.PYNATIVE_MODE)
+net = nn.WithLossCell(nn.Dense(4, 2), nn.MSELoss())
+optimizer = nn.SGD(net.trainable_params(), 0.1)
+step = nn.TrainOneStepWithLossScaleCell(net, optimizer, nn.FixedLossScaleUpdateCell(3.0))
+label = Tensor(np.ones((6, 2), np.float32))
+finite = Tensor(np.ones((6, 4), np.float32))
+huge = Tensor(np.full((6, 4), 1e30, np.float32))
+status = float_status.FloatStatus()
+print(int(step(finite, label)[1].asnumpy()), int(step(huge, label)[1].asnumpy()),
+      float(status(finite).asnumpy()[0]), float(status(huge * huge).asnumpy()[0]))
+"""
+
+
+@pytest.mark.mindspore
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_stand_in_overflow_check_sees_an_overflow(mode: str, tmp_path: Path) -> None:
+    """The base class's overflow check and FloatStatus on CPU compute what MindSpore does on a GPU:
+    overflow when a gradient (a tensor) holds an inf or a NaN."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "overflow.py"
+    script.write_text(OVERFLOW_CHECK.format(mode=mode))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1", "0.0", "1.0"], done.stdout

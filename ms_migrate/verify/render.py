@@ -74,7 +74,8 @@ def print_report(console: Console, report: VerificationReport) -> None:
         )
     console.print(table)
     for result in report.results:
-        if result.verdict is not Verdict.EQUAL:
+        # An equal row's detail qualifies the proof (operators stood in for on CPU): shown too.
+        if result.verdict is not Verdict.EQUAL or result.detail:
             line = f"{report.path}: {result.label} ({result.mode}): {verdict_text(result)}"
             console.print(line, markup=False, soft_wrap=True, highlight=False)
             if result.detail:

@@ -361,6 +361,13 @@ def _init_arguments(arguments: ast.arguments, loss_scale_base: bool) -> Union[tu
     # `scale_update_cell=None`, which the base refuses: a loss-scale Cell is passed for it.
     if loss_scale_base and len(positional) > 2 and positional[2] in LOSS_SCALE_PARAMETERS:
         params = positional[:3] if len(params) <= 3 else params
+    # Any step's optional loss-scale Cell (BERT's and GPT-2's `scale_update_cell=None`): the
+    # training scripts pass one, and the scaled path is the one a rewrite can get wrong (without
+    # it, GPT-2's step casts a None). Passed with the options before it, when all can be named.
+    optional = positional[len(params) :]
+    scaled = next((index for index, name in enumerate(optional) if init_value(name) == "loss scale"), None)
+    if scaled is not None and all(init_value(name) is not None for name in optional[:scaled]):
+        params = [*params, *optional[: scaled + 1]]
     shown = ", ".join(["self", *positional])
     if arguments.vararg or any(default is None for default in arguments.kw_defaults):
         return f"__init__({shown}) takes *args or required keyword-only arguments"

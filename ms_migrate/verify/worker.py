@@ -341,6 +341,11 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
     os.environ["MS_MIGRATE_DEVICE"] = device
     from ms_migrate.verify import harness  # noqa: F401  (imports MindSpore's nn and ops)
 
+    if device == "CPU":
+        from ms_migrate.verify import float_status
+
+        float_status.install()  # before any project module binds the operators
+
     # MindSpore runs a full gc.collect() before compiling every Cell; with MindSpore's own
     # objects frozen out of the collector's view that costs ~3 ms instead of ~80 ms.
     gc.freeze()
