@@ -584,3 +584,36 @@ def test_the_stand_in_overflow_check_sees_an_overflow(mode: str, tmp_path: Path)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0", "1", "0.0", "1.0"], done.stdout
+
+
+def test_a_step_that_passes_its_optimizer_more_than_the_gradients_gets_one_that_takes_it() -> None:
+    call = "x, label"
+    legacy = legacy_step(call, call).replace("self.optimizer(grads)", "self.optimizer(grads, loss)")
+    merged = merged_step(call, call).replace("self.optimizer(grads)", "self.optimizer(grads, loss)")
+    assert [plan.optimizer_extras for plan in differing_sites(legacy, merged)] == [True]
+    assert [plan.optimizer_extras for plan in differing_sites(legacy_step(call, call), merged)] == [False]
+
+
+@pytest.mark.mindspore
+def test_bert_shapes_run_a_none_feature_and_an_optimizer_given_the_overflow(tmp_path: Path) -> None:
+    """BERT's pre-training steps pass their own `next_sentence_starts=None` on to the network, and
+    the overflow flag to their optimizer: the probe network takes a None feature as adding
+    nothing, and the probe optimizers take (and ignore) what follows the gradients. The upgrade's
+    form is proven; the merged form, which runs the forward once where GRAPH ran it twice (the
+    None is not one shared tensor), differs."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    inputs, call = "x, label, starts=None", "x, starts, label"
+    overflow = "self.optimizer(grads, loss > 100.0)"
+    legacy = legacy_step(inputs, call).replace("self.optimizer(grads)", overflow)
+    before, after, merged = tmp_path / "step_before.py", tmp_path / "step.py", tmp_path / "merged.py"
+    before.write_text(legacy)
+    after.write_text(migrate_text(legacy, Version.parse("2.10")).text)
+    merged.write_text(merged_step(inputs, call).replace("self.optimizer(grads)", overflow))
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {row["verdict"] for row in data["sites"]} == {"equal"}, data
+    code, data = verify_json(before, merged)
+    assert code == 1, data
+    assert rows(data)[("TrainStep", "graph")]["verdict"] == "differs", data

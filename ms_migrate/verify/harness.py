@@ -475,7 +475,9 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                         defaulted=site.get("defaulted", 0),
                     )
                     cls = getattr(module, site["name"])
-                    arguments, sources = _init_arguments(site["arguments"], network, optimizer_kind)
+                    arguments, sources = _init_arguments(
+                        site["arguments"], network, optimizer_kind, site.get("optimizer_extras", False)
+                    )
                     cell = cls(*arguments)
                     inputs = probe.seeded_inputs(site["inputs"], context.seed)
                     return cell, inputs, collect_state([*sources, cell])
@@ -493,7 +495,7 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
 
 
 def _init_arguments(
-    roles: Sequence[str], network: nn.Cell, optimizer_kind: Optional[str]
+    roles: Sequence[str], network: nn.Cell, optimizer_kind: Optional[str], optimizer_extras: bool = False
 ) -> tuple[list[Any], list[nn.Cell]]:
     """What the train step's __init__ is given (``sites.SitePlan.arguments``), and the Cells
     whose state is compared: the network, and each optimizer, every one over its weights."""
@@ -503,7 +505,7 @@ def _init_arguments(
         if role == "network":
             arguments.append(network)
         elif role == "optimizer":
-            made = probe.optimizer(optimizer_kind or "Momentum", network)
+            made = probe.optimizer(optimizer_kind or "Momentum", network, optimizer_extras)
             arguments.append(made)
             sources.append(made)
         elif role == "loss scale":

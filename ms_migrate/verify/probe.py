@@ -133,26 +133,6 @@ class Probe2(_Probe):
         return self.finish(x, label)
 
 
-class Probe3(_Probe):
-    def construct(self, x, x2, label):
-        return self.finish(x + 0.5 * x2, label)
-
-
-class Probe4(_Probe):
-    def construct(self, x, x2, x3, label):
-        return self.finish(x + 0.5 * x2 + 0.25 * x3, label)
-
-
-class Probe5(_Probe):
-    def construct(self, x, x2, x3, x4, label):
-        return self.finish(x + 0.5 * x2 + 0.25 * x3 + 0.125 * x4, label)
-
-
-class Probe6(_Probe):
-    def construct(self, x, x2, x3, x4, x5, label):
-        return self.finish(x + 0.5 * x2 + 0.25 * x3 + 0.125 * x4 + 0.0625 * x5, label)
-
-
 class ProbeVarargs(_Probe):
     """`construct(self, *inputs)`: features first, the label last, as DETR's and FinalMLP's are."""
 
@@ -160,22 +140,32 @@ class ProbeVarargs(_Probe):
         return self.finish(inputs[0], inputs[-1])
 
 
-_BY_ARITY = {1: Probe1, 2: Probe2, 3: Probe3, 4: Probe4, 5: Probe5, 6: Probe6}
+_BY_ARITY = {1: Probe1, 2: Probe2}
 _GENERATED: dict[tuple[int, int], type] = {}
+
+
+def _class_name(inputs: int, defaulted: int) -> str:
+    return f"Probe{inputs}With{defaulted}Defaults" if defaulted else f"Probe{inputs}"
 
 
 def _probe_source(inputs: int, defaulted: int) -> str:
     """``construct(self, x0, ..., label, extra0=None, ...)``: features weighted by powers of two,
-    the label last (no label for one input); the defaulted parameters are taken and ignored."""
+    the label last (no label for one input); the defaulted parameters are taken and ignored. A
+    feature after the first may be None (BERT's step passes its own `next_sentence_starts=None`
+    on): it adds nothing, as a label of None does."""
     features = [f"x{index}" for index in range(max(1, inputs - 1))]
     label = ["label"] if inputs > 1 else []
     extras = [f"extra{index}=None" for index in range(defaulted)]
-    total = " + ".join(f"{2.0**-index!r} * {name}" for index, name in enumerate(features))
+    lines = [f"        total = 1.0 * {features[0]}\n"]
+    for index, name in enumerate(features[1:], start=1):
+        lines.append(f"        if {name} is not None:\n")
+        lines.append(f"            total = total + {2.0**-index!r} * {name}\n")
     return (
         "from ms_migrate.verify.probe import _Probe\n\n\n"
-        f"class Probe{inputs}With{defaulted}Defaults(_Probe):\n"
+        f"class {_class_name(inputs, defaulted)}(_Probe):\n"
         f"    def construct(self, {', '.join([*features, *label, *extras])}):\n"
-        f"        return self.finish({total}, {'label' if label else '0.0'})\n"
+        + "".join(lines)
+        + f"        return self.finish(total, {'label' if label else '0.0'})\n"
     )
 
 
@@ -195,7 +185,7 @@ def probe_class(inputs: int, defaulted: int = 0) -> type:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _GENERATED[key] = getattr(module, f"Probe{inputs}With{defaulted}Defaults")
+        _GENERATED[key] = getattr(module, _class_name(inputs, defaulted))
     return _GENERATED[key]
 
 
@@ -260,10 +250,28 @@ def seeded_inputs(roles: Sequence[str], seed: int) -> tuple[Tensor, ...]:
     return tuple(made)
 
 
-def optimizer(kind: str, net: nn.Cell) -> nn.Optimizer:
+class SGDTakingMore(nn.SGD):
+    """SGD for a step that passes its optimizer more than the gradients (BERT's pre-training
+    steps pass the overflow flag to their own Adam); the rest is ignored, alike in both versions."""
+
+    def construct(self, gradients, *extras):
+        return super().construct(gradients)
+
+
+class MomentumTakingMore(nn.Momentum):
+    """Momentum, as ``SGDTakingMore``."""
+
+    def construct(self, gradients, *extras):
+        return super().construct(gradients)
+
+
+def optimizer(kind: str, net: nn.Cell, takes_more: bool = False) -> nn.Optimizer:
+    """``takes_more``: one whose construct takes (and ignores) arguments after the gradients."""
     if kind == "SGD":
-        return nn.SGD(net.trainable_params(), learning_rate=LEARNING_RATE)
-    return nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+        sgd = SGDTakingMore if takes_more else nn.SGD
+        return sgd(net.trainable_params(), learning_rate=LEARNING_RATE)
+    momentum = MomentumTakingMore if takes_more else nn.Momentum
+    return momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
 
 
 LOSS_SCALE = 3.0  # as the seeded sens: not a power of two, so a misplaced scale rounds differently

@@ -74,6 +74,7 @@ class SitePlan:
     varargs: bool = False  # the Cell passes *inputs to its network: also run a *inputs probe
     defaulted: int = 0  # construct's defaulted parameters (not a sens): a probe network takes as many
     jit: bool = False  # the function is already decorated with jit
+    optimizer_extras: bool = False  # the step passes its optimizer more than the gradients
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -351,10 +352,49 @@ def init_value(name: str) -> Optional[str]:
     return next((value for keys, value in SETTINGS if words & keys or lowered in keys), None)
 
 
-def _init_arguments(arguments: ast.arguments, loss_scale_base: bool) -> Union[tuple[str, ...], str]:
+def _differentiated_parameters(class_def: ast.ClassDef, init: ast.FunctionDef) -> set[str]:
+    """``__init__``'s parameters that it stores in an attribute the class differentiates
+    (`self.loss = loss` and `self.grad(self.loss, weights)`, `grad(self.psnr, ...)`): the
+    network, whatever its name says (DBPN's `loss`, ESRGAN's `psnr`, CGAN's `G_with_loss`)."""
+    stored: dict[str, str] = {}
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                    stored[f"self.{target.attr}"] = node.value.id
+    differentiated: set[str] = set()
+    for node in ast.walk(class_def):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func).rsplit(".", 1)[-1]
+        applies_grad = name in GRAD_NAMES or "grad" in name.lower()
+        if applies_grad and node.args and _dotted(node.args[0]) in stored:
+            differentiated.add(stored[_dotted(node.args[0])])
+    return differentiated
+
+
+def _passes_optimizer_more(
+    class_def: ast.ClassDef, init: Optional[ast.FunctionDef], params: Sequence[str]
+) -> bool:
+    """Whether the class calls an optimizer it was given with more than the gradients
+    (`self.optimizer(grads, overflow)`); ``params``: __init__'s parameters that are optimizers."""
+    attributes = {"self.optimizer"}  # where the train-step base classes keep it
+    if init is not None:
+        for node in ast.walk(init):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
+                attributes |= {_dotted(target) for target in node.targets}
+    return any(
+        isinstance(node, ast.Call) and _dotted(node.func) in attributes and len(node.args) > 1
+        for node in ast.walk(class_def)
+    )
+
+
+def _init_arguments(
+    arguments: ast.arguments, loss_scale_base: bool, differentiated: frozenset[str] = frozenset()
+) -> Union[tuple[str, ...], str]:
     """What the harness passes to ``__init__`` positionally (see ``SitePlan.arguments``), or why
-    it cannot: one network, any number of optimizers (each over the network's weights) and
-    settings it can name."""
+    it cannot: one network (named so, or the parameter the class differentiates), any number of
+    optimizers (each over the network's weights) and settings it can name."""
     positional = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args][1:]]
     params = positional[: len(positional) - len(arguments.defaults)]
     # A subclass that keeps its base's loss scale, (network, optimizer, scale_sense) or with
@@ -373,7 +413,10 @@ def _init_arguments(arguments: ast.arguments, loss_scale_base: bool) -> Union[tu
         return f"__init__({shown}) takes *args or required keyword-only arguments"
     if not params:
         return "__init__ takes no network"
-    given = tuple(init_value(param) for param in params)
+    given = tuple(
+        "network" if init_value(param) is None and param in differentiated else init_value(param)
+        for param in params
+    )
     unknown = [param for param, value in zip(params, given) if value is None]
     if unknown:
         return f"__init__({shown}) takes {unknown[0]!r}, for which the automatic harness has no value"
@@ -403,7 +446,9 @@ def _plan_cell(
         params = ["network", "optimizer"]
         init_given = ("network", "optimizer", *(("loss scale",) if _inherited_loss_scale(first) else ()))
     else:
-        given_or_problem = _init_arguments(init.args, _inherited_loss_scale(first))
+        given_or_problem = _init_arguments(
+            init.args, _inherited_loss_scale(first), frozenset(_differentiated_parameters(first, init))
+        )
         if isinstance(given_or_problem, str):
             return SitePlan(name, line, "none", problem=given_or_problem)
         init_given = given_or_problem
@@ -437,6 +482,9 @@ def _plan_cell(
         network_inputs=arity,
         outputs=max(_output_count(version, attribute) for version in versions),
         optimizer="optimizer" in init_given,
+        optimizer_extras=_passes_optimizer_more(
+            first, init, [param for param, role in zip(params, init_given) if role == "optimizer"]
+        ),
         arguments=init_given,
         varargs=varargs,
         defaulted=defaulted,
