@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate.analysis.project import ProjectIndex, file_facts
@@ -234,3 +235,55 @@ def test_a_network_passed_through_a_helper_and_a_re_exported_alias_is_found(tmp_
     )
     output, step = _upgrade(project)
     assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+
+
+# How real train scripts hand the network over (mindspore-ai/models and mindspore-lab/models):
+# each was MSN003 before the index followed it.
+FOUND_SHAPES = {
+    # NFNet, res2net_yolov3: the other branch of an `if` rebinds the name to another wrapper.
+    "another_branch": (
+        "def main(optimizer, scaled):\n    net = StarLoss()\n    if scaled:\n"
+        "        net = Other(net, optimizer)\n    else:\n        net = TrainStep(net, optimizer)\n"
+        "    return net\n"
+    ),
+    # PPT: a helper's parameter rebound by a call that spans lines reads the parameter.
+    "multi_line_rebinding": (
+        "def wrap(net, optimizer):\n    net = TrainStep(\n        net, optimizer\n    )\n    return net\n\n"
+        "wrap(StarLoss(), None)\n"
+    ),
+    # CLAN: `WithLossCellG(...).set_grad()` is the Cell itself.
+    "set_grad_chain": (
+        "def main(optimizer):\n    net = StarLoss().set_grad()\n    return TrainStep(net, optimizer)\n"
+    ),
+    # PVNet: the network is an attribute of the trainer that builds the step.
+    "self_attribute": (
+        "class Trainer:\n    def __init__(self, optimizer):\n        self.net = StarLoss()\n"
+        "        self.step = TrainStep(self.net, optimizer)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(FOUND_SHAPES))
+def test_networks_handed_over_as_real_scripts_do_are_found(shape: str, tmp_path: Path) -> None:
+    train = "from src.networks import StarLoss\nfrom src.step import TrainStep\n\n" + FOUND_SHAPES[shape]
+    output, step = _upgrade(_project(tmp_path, train))
+    # A *inputs network whose step runs a separate forward without set_grad(): left alone.
+    assert "MSR015" in output and "MSN003" not in output, output
+    assert "GradOperation" in step
+
+
+def test_mindspore_s_with_loss_cell_is_a_network_of_two_inputs(tmp_path: Path) -> None:
+    """TSN: `nn.WithLossCell(net, criterion)`, which the run does not define, takes (data, label)."""
+    train = (
+        "import mindspore.nn as nn\nfrom src.networks import StarLoss\nfrom src.step import TrainStep\n\n"
+        "def main(optimizer):\n    network = nn.WithLossCell(StarLoss(), nn.MSELoss())\n"
+        "    return TrainStep(network, optimizer)\n"
+    )
+    output, step = _upgrade(_project(tmp_path, train))
+    assert "grads = ms.grad(self.network, None, self.optimizer.parameters)(*inputs)" in step, output
+    assert "MSN003" not in output
+    # A WithLossCell the run imports from elsewhere is not MindSpore's: still unknown.
+    other = train.replace("nn.WithLossCell(", "WithLossCell(")
+    other = other.replace("import mindspore.nn as nn\n", "from losses import WithLossCell\n")
+    output, _ = _upgrade(_project(tmp_path / "other", other))
+    assert "MSN003" in output

@@ -77,6 +77,13 @@ class Signature:
         return "defaults" if given < self.positional else ""
 
 
+# MindSpore's own network wrappers that train steps are given, by their construct
+# (nn/wrap/cell_wrapper.py): `nn.WithLossCell(backbone, loss_fn)` takes (data, label).
+MINDSPORE_NETWORK_CONSTRUCTS = {
+    "WithLossCell": Signature(positional=2, required=2, varargs=False, keyword_only=False),
+}
+
+
 @dataclass(frozen=True)
 class ClassFacts:
     name: str
@@ -408,37 +415,95 @@ def returned_classes(function: ast.FunctionDef, element: Optional[int]) -> set[s
     return found or {"?"}
 
 
-def _assignments(nodes: Sequence[ast.AST]) -> dict[str, list[tuple[int, str]]]:
-    """Variable -> (line, what it was built from) for each assignment, in line order: a class or
-    function name, `name#i` for element i of `a, b = name(...)`, or "?"."""
+# Cell methods that return the Cell itself: `Net(...).set_grad()` is a `Net`.
+_RETURNING_SELF = frozenset({"set_grad", "set_train", "to_float", "add_flags", "add_flags_recursive"})
+
+
+def built_by(node: ast.AST) -> Optional[str]:
+    """The class or function a call expression builds its value with: `Net` for `Net(...)`,
+    `nn.Net(...)` and `Net(...).set_grad()`; None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    while (
+        isinstance(func, ast.Attribute) and func.attr in _RETURNING_SELF and isinstance(func.value, ast.Call)
+    ):
+        func = func.value.func
+    return last_name(func)
+
+
+def _target_key(target: ast.AST) -> Optional[str]:
+    """A name, or `self.x`: what an argument can read back in the same scope."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return f"self.{target.attr}"
+    return None
+
+
+@dataclass
+class _Assignments:
+    """Variable (or `self.x`) -> (the line its assignment ends on, what it was built from) for
+    each assignment, in line order: a class or function name, `name#i` for element i of
+    `a, b = name(...)`, or "?". ``branches``: the lines of each `if`'s body and else part, so that
+    an assignment in one is not taken for the value an argument in the other reads."""
+
+    made: dict[str, list[tuple[int, str]]]
+    branches: list[tuple[range, range]]
+
+    def before(self, key: str, line: int, caller: str = "") -> list[str]:
+        """What ``key`` may hold at ``line``: the assignments above it, in order, leaving out
+        those in the other part of an `if` and `net = Wrapper(net)` (a class is not its own
+        network)."""
+        return [
+            callee
+            for end, callee in self.made.get(key, [])
+            if end < line and callee != caller and not self.exclusive(end, line)
+        ]
+
+    def exclusive(self, one: int, other: int) -> bool:
+        return any(
+            (one in body and other in orelse) or (one in orelse and other in body)
+            for body, orelse in self.branches
+        )
+
+
+def _lines(statements: Sequence[ast.stmt]) -> range:
+    if not statements:
+        return range(0)
+    return range(statements[0].lineno, (statements[-1].end_lineno or statements[-1].lineno) + 1)
+
+
+def _assignments(nodes: Sequence[ast.AST]) -> _Assignments:
     made: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    branches: list[tuple[range, range]] = []
     for node in nodes:
-        if isinstance(node, ast.Assign):
-            callee = last_name(node.value.func) if isinstance(node.value, ast.Call) else None
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    made[target.id].append((node.lineno, callee or "?"))
-                elif isinstance(target, ast.Tuple):
-                    for index, item in enumerate(target.elts):
-                        if isinstance(item, ast.Name):
-                            made[item.id].append((node.lineno, f"{callee}#{index}" if callee else "?"))
+        if isinstance(node, ast.If) and node.orelse:
+            branches.append((_lines(node.body), _lines(node.orelse)))
+        if not isinstance(node, ast.Assign):
+            continue
+        callee = built_by(node.value)
+        end = node.end_lineno or node.lineno  # `net = Step(\n    net, ...)` reads the old net
+        for target in node.targets:
+            key = _target_key(target)
+            if key is not None:
+                made[key].append((end, callee or "?"))
+            elif isinstance(target, ast.Tuple):
+                for index, item in enumerate(target.elts):
+                    if isinstance(item, ast.Name):
+                        made[item.id].append((end, f"{callee}#{index}" if callee else "?"))
     for assignments in made.values():
         assignments.sort()
-    return made
+    return _Assignments(made, branches)
 
 
-def _classes_of(argument: ast.AST, made: dict[str, list[tuple[int, str]]], caller: str) -> set[str]:
+def _classes_of(argument: ast.AST, made: _Assignments, caller: str) -> set[str]:
     if isinstance(argument, ast.Call):
-        callee = last_name(argument.func)
+        callee = built_by(argument)
         return {callee} if callee else {"?"}
-    if isinstance(argument, ast.Name):
-        # The value the name holds here: the last assignment above it, skipping `net =
-        # Wrapper(net)` in another branch (a class is not its own network).
-        before = [
-            callee
-            for line, callee in made.get(argument.id, [])
-            if line < argument.lineno and callee != caller
-        ]
+    key = _target_key(argument)
+    if key is not None:
+        before = made.before(key, getattr(argument, "lineno", 0), caller)
         return {before[-1]} if before else {"?"}
     return {"?"}
 
@@ -465,7 +530,7 @@ def _scope_calls(scope: Scope, forwarder: Optional[str] = None, only: Optional[s
     def classes_of(argument: ast.AST, caller: str) -> set[str]:
         found = _classes_of(argument, made, caller)
         unbound = isinstance(argument, ast.Name) and argument.id in parameters
-        if found == {"?"} and unbound and not any(line < argument.lineno for line, _ in made[argument.id]):  # type: ignore[attr-defined]
+        if found == {"?"} and unbound and not made.before(argument.id, argument.lineno):  # type: ignore[attr-defined]
             return {f"{forwarder}@{parameters[argument.id]}@{argument.id}"}  # type: ignore[attr-defined]
         return found
 
@@ -854,10 +919,18 @@ class ProjectIndex:
             return set().union(*(self.construct_signatures(item) for item in located))
         function = self._resolve_function(called, where) if called != "?" and depth <= _DEPTH else None
         if function is None:
-            return {None}
+            return {self._mindspore_construct(called, where)}
         defined_in, node = function
         names = returned_classes(node, int(element) if element else None)
         return set().union(*(self._name_signatures(item, defined_in, depth + 1) for item in names))
+
+    def _mindspore_construct(self, name: str, where: Optional[Path]) -> Optional[Signature]:
+        """The construct of a MindSpore Cell the run does not define (`nn.WithLossCell(net,
+        loss)`, or the name from-imported from mindspore); None for any other name."""
+        imported = self._file(where).imports.get(name)
+        if imported is not None and not imported[0].startswith("mindspore"):
+            return None
+        return MINDSPORE_NETWORK_CONSTRUCTS.get(name)
 
     def _parameter_signatures(self, name: str, where: Optional[Path], depth: int) -> set[Optional[Signature]]:
         """What the callers of a module-level function pass for one of its parameters
