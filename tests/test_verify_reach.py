@@ -617,3 +617,16 @@ def test_bert_shapes_run_a_none_feature_and_an_optimizer_given_the_overflow(tmp_
     code, data = verify_json(before, merged)
     assert code == 1, data
     assert rows(data)[("TrainStep", "graph")]["verdict"] == "differs", data
+
+
+@pytest.mark.mindspore
+def test_a_step_s_optimizers_update_disjoint_shares_of_the_probe_s_weights() -> None:
+    """Two optimizers updating one Parameter race in GRAPH mode (advent's step gave different
+    numbers from run to run): each gets its own share, as a real GAN's or segmentation net's do."""
+    from ms_migrate.verify import probe
+
+    network = probe.network(2, 1)
+    names = [[weight.name for weight in share] for share in probe.weight_shares(network, 2)]
+    assert len(names) == 2 and all(names) and not set(names[0]) & set(names[1]), names
+    assert sorted(names[0] + names[1]) == sorted(weight.name for weight in network.trainable_params())
+    assert probe.weight_shares(network, 1) == [network.trainable_params()]

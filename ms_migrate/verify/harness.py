@@ -498,14 +498,15 @@ def _init_arguments(
     roles: Sequence[str], network: nn.Cell, optimizer_kind: Optional[str], optimizer_extras: bool = False
 ) -> tuple[list[Any], list[nn.Cell]]:
     """What the train step's __init__ is given (``sites.SitePlan.arguments``), and the Cells
-    whose state is compared: the network, and each optimizer, every one over its weights."""
+    whose state is compared: the network, and each optimizer, over its share of the weights."""
     arguments: list[Any] = []
     sources: list[nn.Cell] = [network]
+    shares = probe.weight_shares(network, roles.count("optimizer"))
     for role in roles:
         if role == "network":
             arguments.append(network)
         elif role == "optimizer":
-            made = probe.optimizer(optimizer_kind or "Momentum", network, optimizer_extras)
+            made = probe.optimizer(optimizer_kind or "Momentum", shares.pop(0), optimizer_extras)
             arguments.append(made)
             sources.append(made)
         elif role == "loss scale":

@@ -21,6 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Union
 
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
@@ -265,13 +266,26 @@ class MomentumTakingMore(nn.Momentum):
         return super().construct(gradients)
 
 
-def optimizer(kind: str, net: nn.Cell, takes_more: bool = False) -> nn.Optimizer:
-    """``takes_more``: one whose construct takes (and ignores) arguments after the gradients."""
+def weight_shares(net: nn.Cell, optimizers: int) -> list[list[Parameter]]:
+    """The weights each of a step's ``optimizers`` updates: disjoint shares, as a real step's
+    (a GAN's generator and discriminator, a segmentation net's feature and classifier parts).
+    Two optimizers updating one Parameter race in GRAPH mode: one update is sometimes lost, so
+    the same code gave different numbers from run to run (seen on 2.8 with advent's step)."""
+    weights = net.trainable_params()
+    if optimizers <= 1 or len(weights) < optimizers:
+        return [weights for _ in range(max(optimizers, 1))]
+    return [weights[index::optimizers] for index in range(optimizers)]
+
+
+def optimizer(kind: str, net_or_weights: Union[nn.Cell, list], takes_more: bool = False) -> nn.Optimizer:
+    """An optimizer over a network's weights (or over the weights given); ``takes_more``: one
+    whose construct takes (and ignores) arguments after the gradients."""
+    weights = net_or_weights.trainable_params() if isinstance(net_or_weights, nn.Cell) else net_or_weights
     if kind == "SGD":
         sgd = SGDTakingMore if takes_more else nn.SGD
-        return sgd(net.trainable_params(), learning_rate=LEARNING_RATE)
+        return sgd(weights, learning_rate=LEARNING_RATE)
     momentum = MomentumTakingMore if takes_more else nn.Momentum
-    return momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+    return momentum(weights, learning_rate=LEARNING_RATE, momentum=MOMENTUM)
 
 
 LOSS_SCALE = 3.0  # as the seeded sens: not a power of two, so a misplaced scale rounds differently
