@@ -281,11 +281,14 @@ def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
     ]
     assert [plan.arguments for plan in differing_sites(*with_init)] == [scaled]
     # GPT-2's: any Cell whose optional loss-scale Cell the training script passes (without it,
-    # the step casts a None), with the options before it that the harness can name.
+    # the step casts a None), with the options before it that the harness can name; likewise a
+    # schedule's length.
     for signature, given in (
         ("network, optimizer, scale_update_cell=None", scaled),
         ("network, optimizer, lr=0.1, scale_update_cell=None", (*scaled[:2], "0.05", "loss scale")),
         ("network, optimizer, config=None, scale_update_cell=None", scaled[:2]),
+        # NCF's: a learning-rate schedule one step long, which the probe's second step outruns.
+        ("network, optimizer, total_steps=1, sens=16384.0", (*scaled[:2], "1000")),
     ):
         init = f"    def __init__(self, {signature}):\n        pass\n\n"
         texts = [

@@ -334,6 +334,7 @@ SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"degree", "device_num", "num_devices", "group_size", "rank_size"}), "1"),  # one device
     (frozenset({"target"}), "'CPU'"),  # device_target
     (frozenset({"train", "training"}), "True"),  # is_train
+    (frozenset({"steps"}), "1000"),  # total_steps: a schedule longer than the probe's few steps
 )
 NETWORK_WORDS = ("net", "model", "backbone", "generator", "discriminator")
 
@@ -389,6 +390,10 @@ def _passes_optimizer_more(
     )
 
 
+def _overridden_option(name: str) -> bool:
+    return init_value(name) == "loss scale" or "steps" in name.lower().split("_")
+
+
 def _init_arguments(
     arguments: ast.arguments, loss_scale_base: bool, differentiated: frozenset[str] = frozenset()
 ) -> Union[tuple[str, ...], str]:
@@ -401,13 +406,15 @@ def _init_arguments(
     # `scale_update_cell=None`, which the base refuses: a loss-scale Cell is passed for it.
     if loss_scale_base and len(positional) > 2 and positional[2] in LOSS_SCALE_PARAMETERS:
         params = positional[:3] if len(params) <= 3 else params
-    # Any step's optional loss-scale Cell (BERT's and GPT-2's `scale_update_cell=None`): the
-    # training scripts pass one, and the scaled path is the one a rewrite can get wrong (without
-    # it, GPT-2's step casts a None). Passed with the options before it, when all can be named.
+    # Options the training scripts set and the probe needs set: a loss-scale Cell (BERT's and
+    # GPT-2's `scale_update_cell=None`; the scaled path is the one a rewrite can get wrong, and
+    # without it GPT-2's step casts a None) and a schedule's length (NCF's `total_steps=1` makes
+    # a learning-rate list that the second step indexes past). Passed with the options before
+    # them, when all can be named.
     optional = positional[len(params) :]
-    scaled = next((index for index, name in enumerate(optional) if init_value(name) == "loss scale"), None)
-    if scaled is not None and all(init_value(name) is not None for name in optional[:scaled]):
-        params = [*params, *optional[: scaled + 1]]
+    wanted = [index for index, name in enumerate(optional) if _overridden_option(name)]
+    if wanted and all(init_value(name) is not None for name in optional[: wanted[-1]]):
+        params = [*params, *optional[: wanted[-1] + 1]]
     shown = ", ".join(["self", *positional])
     if arguments.vararg or any(default is None for default in arguments.kw_defaults):
         return f"__init__({shown}) takes *args or required keyword-only arguments"
