@@ -633,3 +633,49 @@ def test_a_step_s_optimizers_update_disjoint_shares_of_the_probe_s_weights() -> 
     assert len(names) == 2 and all(names) and not set(names[0]) & set(names[1]), names
     assert sorted(names[0] + names[1]) == sorted(weight.name for weight in network.trainable_params())
     assert probe.weight_shares(network, 1) == [network.trainable_params()]
+
+
+SPLIT_BY_NAME = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import ParameterTuple
+
+
+class TrainStepWrap(nn.Cell):
+    def __init__(self, network, sens=1024.0):
+        super().__init__()
+        self.network = network
+        wide = [param for param in network.trainable_params() if 'wide' in param.name]
+        deep = [param for param in network.trainable_params() if 'wide' not in param.name]
+        self.weights_w = ParameterTuple(wide)
+        self.weights_d = ParameterTuple(deep)
+        self.optimizer_w = nn.SGD(self.weights_w, learning_rate=0.1)
+        self.optimizer_d = nn.Momentum(self.weights_d, learning_rate=0.05, momentum=0.9)
+        self.grad_w = ops.GradOperation(get_by_list=True)
+        self.grad_d = ops.GradOperation(get_by_list=True)
+
+    def construct(self, ids, label):
+        loss = self.network(ids, label)
+        grads_w = self.grad_w(self.network, self.weights_w)(ids, label)
+        grads_d = self.grad_d(self.network, self.weights_d)(ids, label)
+        self.optimizer_w(grads_w)
+        self.optimizer_d(grads_d)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_splits_its_weights_by_name_finds_each_group(tmp_path: Path) -> None:
+    """Wide&Deep's and FiBiNET's steps give one optimizer the weights whose name holds `wide` and
+    another the rest; the probe's weight carries the word, so neither optimizer is empty."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    after_text = migrate_text(SPLIT_BY_NAME, Version.parse("2.10")).text
+    assert [plan.weight_words for plan in differing_sites(SPLIT_BY_NAME, after_text)] == [("wide",)]
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(SPLIT_BY_NAME)
+    after.write_text(after_text)
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {row["verdict"] for row in data["sites"]} == {"equal"}, data

@@ -473,6 +473,7 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                         set_grad,
                         portable=context.portable,
                         defaulted=site.get("defaulted", 0),
+                        word=probe.naming_word(site.get("weight_words", ())),
                     )
                     cls = getattr(module, site["name"])
                     arguments, sources = _init_arguments(

@@ -17,6 +17,7 @@ passed every test that way. So each train step also runs on variants (``VARIANTS
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -142,18 +143,37 @@ class ProbeVarargs(_Probe):
 
 
 _BY_ARITY = {1: Probe1, 2: Probe2}
-_GENERATED: dict[tuple[int, int], type] = {}
+_GENERATED: dict[tuple[int, int, str], type] = {}
 
 
-def _class_name(inputs: int, defaulted: int) -> str:
-    return f"Probe{inputs}With{defaulted}Defaults" if defaulted else f"Probe{inputs}"
+def _class_name(inputs: int, defaulted: int, word: str = "") -> str:
+    name = f"Probe{inputs}With{defaulted}Defaults" if defaulted else f"Probe{inputs}"
+    return f"{name}Naming_{word}" if word else name
 
 
-def _probe_source(inputs: int, defaulted: int) -> str:
+def _renamed_weight(word: str) -> str:
+    """The probe's methods with its weight kept as ``<word>_weight``: a step that splits its
+    weights by name (`'wide' in params.name`) then finds one in each group. A Parameter's name
+    is the attribute path to it, so the attribute carries the word; GRAPH mode on 1.x reads a
+    Parameter only as a plain attribute, so the methods are rewritten, not the lookup made
+    dynamic."""
+    attribute = f"{word}_weight"
+    init = (
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "        weight = self.weight\n"
+        "        del self.weight\n"
+        f"        self.{attribute} = weight\n\n"
+    )
+    finish = inspect.getsource(_Probe.finish).replace("self.weight", f"self.{attribute}")
+    return init + finish + "\n"
+
+
+def _probe_source(inputs: int, defaulted: int, word: str = "") -> str:
     """``construct(self, x0, ..., label, extra0=None, ...)``: features weighted by powers of two,
     the label last (no label for one input); the defaulted parameters are taken and ignored. A
     feature after the first may be None (BERT's step passes its own `next_sentence_starts=None`
-    on): it adds nothing, as a label of None does."""
+    on): it adds nothing, as a label of None does. ``word``: see ``_renamed_weight``."""
     features = [f"x{index}" for index in range(max(1, inputs - 1))]
     label = ["label"] if inputs > 1 else []
     extras = [f"extra{index}=None" for index in range(defaulted)]
@@ -162,32 +182,39 @@ def _probe_source(inputs: int, defaulted: int) -> str:
         lines.append(f"        if {name} is not None:\n")
         lines.append(f"            total = total + {2.0**-index!r} * {name}\n")
     return (
-        "from ms_migrate.verify.probe import _Probe\n\n\n"
-        f"class {_class_name(inputs, defaulted)}(_Probe):\n"
-        f"    def construct(self, {', '.join([*features, *label, *extras])}):\n"
+        "from mindspore import ops\n\nfrom ms_migrate.verify.probe import _Probe\n\n\n"
+        f"class {_class_name(inputs, defaulted, word)}(_Probe):\n"
+        + (_renamed_weight(word) if word else "")
+        + f"    def construct(self, {', '.join([*features, *label, *extras])}):\n"
         + "".join(lines)
         + f"        return self.finish(total, {'label' if label else '0.0'})\n"
     )
 
 
-def probe_class(inputs: int, defaulted: int = 0) -> type:
+def probe_class(inputs: int, defaulted: int = 0, word: str = "") -> type:
     """The probe class whose construct takes ``inputs`` tensors and ``defaulted`` more parameters
-    with defaults. Beyond the hand-written ones it is generated into a module file in the working
-    directory (the worker's scratch directory): GRAPH mode compiles a Cell from its source file."""
-    if not defaulted and inputs in _BY_ARITY:
+    with defaults (``word``: in its weight's name). Beyond the hand-written ones it is generated
+    into a module file in the working directory (the worker's scratch directory): GRAPH mode
+    compiles a Cell from its source file."""
+    if not defaulted and not word and inputs in _BY_ARITY:
         return _BY_ARITY[inputs]
-    key = (inputs, defaulted)
+    key = (inputs, defaulted, word)
     if key not in _GENERATED:
-        name = f"_msm_probe_{inputs}_{defaulted}"
+        name = f"_msm_probe_{inputs}_{defaulted}_{word}"
         path = Path(os.getcwd()) / f"{name}.py"
-        path.write_text(_probe_source(inputs, defaulted), encoding="utf-8")
+        path.write_text(_probe_source(inputs, defaulted, word), encoding="utf-8")
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _GENERATED[key] = getattr(module, _class_name(inputs, defaulted))
+        _GENERATED[key] = getattr(module, _class_name(inputs, defaulted, word))
     return _GENERATED[key]
+
+
+def naming_word(words: Sequence[str]) -> str:
+    """The first of the words a step looks for in weight names that can be part of an attribute."""
+    return next((word for word in words if word.isidentifier()), "")
 
 
 # (name, network kind, call set_grad() on it, optimizers): the dense probe with both optimizers
@@ -218,15 +245,18 @@ def network(
     set_grad: bool = False,
     portable: bool = False,
     defaulted: int = 0,
+    word: str = "",
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
     ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
-    ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs."""
+    ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs.
+    ``word``: to be part of its weight's name (see ``naming_word``)."""
     if kind == "varargs":
         net = ProbeVarargs(outputs, stateful=True, portable=portable)
     else:
         extra = defaulted if kind == "defaulted" else 0
-        net = probe_class(inputs, extra)(outputs, stateful=kind == "stateful", portable=portable)
+        made = probe_class(inputs, extra, word)
+        net = made(outputs, stateful=kind == "stateful", portable=portable)
     if kind not in ("dense", "defaulted"):
         net.set_train()
     if set_grad:

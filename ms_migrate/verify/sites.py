@@ -75,6 +75,7 @@ class SitePlan:
     defaulted: int = 0  # construct's defaulted parameters (not a sens): a probe network takes as many
     jit: bool = False  # the function is already decorated with jit
     optimizer_extras: bool = False  # the step passes its optimizer more than the gradients
+    weight_words: tuple[str, ...] = ()  # words the step looks for in its weights' names
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -390,6 +391,40 @@ def _passes_optimizer_more(
     )
 
 
+def _weight_words(class_def: ast.ClassDef) -> tuple[str, ...]:
+    """The words the class splits its network's weights by (`'wide' in params.name`,
+    `param.name.startswith('backbone')`): Wide&Deep's and FiBiNET's steps give one optimizer the
+    `wide` weights and another the rest, and an optimizer of no weights is an error."""
+    words: list[str] = []
+    for node in ast.walk(class_def):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.In)
+            and isinstance(node.comparators[0], ast.Attribute)
+            and node.comparators[0].attr == "name"
+        ):
+            word = node.left.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "startswith"
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr == "name"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            word = node.args[0].value
+        else:
+            continue
+        if word and word not in words:
+            words.append(word)
+    return tuple(words)
+
+
 def _overridden_option(name: str) -> bool:
     return init_value(name) == "loss scale" or "steps" in name.lower().split("_")
 
@@ -493,6 +528,7 @@ def _plan_cell(
             first, init, [param for param, role in zip(params, init_given) if role == "optimizer"]
         ),
         arguments=init_given,
+        weight_words=_weight_words(first),
         varargs=varargs,
         defaulted=defaulted,
     )
