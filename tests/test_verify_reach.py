@@ -679,3 +679,49 @@ def test_a_step_that_splits_its_weights_by_name_finds_each_group(tmp_path: Path)
     code, data = verify_json(before, after)
     assert code == 0, data
     assert {row["verdict"] for row in data["sites"]} == {"equal"}, data
+
+
+CONFIGURED = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class TrainStepWrap(nn.Cell):
+    def __init__(self, network, config):
+        super().__init__()
+        self.network = network
+        self.weights = network.trainable_params()
+        scale = config.loss_scale
+        self.optimizer = nn.Momentum(self.weights, config.lr_init, config["momentum"], loss_scale=scale)
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = config.get("loss_scale", 1.0)
+
+    def construct(self, ids, label):
+        loss = self.network(ids, label)
+        sens = ops.fill(ops.dtype(loss), ops.shape(loss), self.sens)
+        grads = self.grad(self.network, self.weights)(ids, label, sens)
+        return ops.depend(loss, self.optimizer(grads))
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_built_from_a_config_object_reads_the_settings_it_names(tmp_path: Path) -> None:
+    """Fat-DeepFFM's `TrainStepWrap(network, config)`: a stand-in config answers each setting as
+    a parameter of that name would be; one it cannot name stops the row, saying which."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    after_text = migrate_text(CONFIGURED, Version.parse("2.10")).text
+    assert [plan.arguments for plan in differing_sites(CONFIGURED, after_text)] == [("network", "settings")]
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(CONFIGURED)
+    after.write_text(after_text)
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {row["verdict"] for row in data["sites"]} == {"equal"}, data
+    before.write_text(CONFIGURED.replace("config.lr_init", "config.vocab_size"))
+    after.write_text(after_text.replace("config.lr_init", "config.vocab_size"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 2, data
+    row = rows(data)[("TrainStepWrap", "pynative")]
+    assert "stand-in config has no value for 'vocab_size'" in row["detail"], row

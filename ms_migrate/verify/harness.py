@@ -512,6 +512,8 @@ def _init_arguments(
             sources.append(made)
         elif role == "loss scale":
             arguments.append(probe.loss_scale_cell())
+        elif role == "settings":
+            arguments.append(probe.Settings())
         else:
             arguments.append(ast.literal_eval(role))
     return arguments, sources

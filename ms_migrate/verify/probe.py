@@ -16,6 +16,7 @@ passed every test that way. So each train step also runs on variants (``VARIANTS
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -325,3 +326,30 @@ def loss_scale_cell() -> nn.Cell:
     """The loss scale of a TrainOneStepWithLossScaleCell (its required ``scale_sense``): fixed, so
     both versions scale alike, and a Cell, which the base class and its subclasses all accept."""
     return nn.FixedLossScaleUpdateCell(LOSS_SCALE)
+
+
+class Settings:
+    """The config object a train step's ``__init__`` reads settings from (Fat-DeepFFM's
+    `config.lr_init`, `config.loss_scale`): each setting as the harness would pass a parameter
+    of that name (``sites.init_value``), read as an attribute, a key or with ``get``. A setting
+    it cannot name is an AttributeError that says so, which the row reports."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from ms_migrate.verify.sites import init_value
+
+        value = init_value(name)
+        if value is None or value in ("network", "optimizer", "loss scale", "settings"):
+            raise AttributeError(f"the automatic harness's stand-in config has no value for {name!r}")
+        return ast.literal_eval(value)
+
+    def __getitem__(self, name: str) -> object:
+        try:
+            return getattr(self, name)
+        except AttributeError as error:
+            raise KeyError(name) from error
+
+    def get(self, name: str, default: object = None) -> object:
+        return getattr(self, name, default)
+

@@ -69,7 +69,8 @@ class SitePlan:
     outputs: int = 1  # outputs of the probe network: the loss, then auxiliaries
     optimizer: bool = True  # False: no optimizer is passed (a grad Cell, or one that builds its own)
     # What __init__ is given, positionally: "network", "optimizer", "loss scale" (a loss-scale
-    # update Cell) or a Python literal for a setting (`lr` "0.05"); see ``init_value``.
+    # update Cell), "settings" (a config object) or a Python literal for a setting (`lr` "0.05");
+    # see ``init_value``.
     arguments: tuple[str, ...] = ("network", "optimizer")
     varargs: bool = False  # the Cell passes *inputs to its network: also run a *inputs probe
     defaulted: int = 0  # construct's defaulted parameters (not a sens): a probe network takes as many
@@ -336,15 +337,21 @@ SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"target"}), "'CPU'"),  # device_target
     (frozenset({"train", "training"}), "True"),  # is_train
     (frozenset({"steps"}), "1000"),  # total_steps: a schedule longer than the probe's few steps
+    (frozenset({"epoch", "epochs"}), "1"),  # epoch_size * steps_per_epoch: a schedule's length
 )
 NETWORK_WORDS = ("net", "model", "backbone", "generator", "discriminator")
+# A config object's parameter (`TrainStepWrap(network, config)`): the harness passes a stand-in
+# that answers each setting read from it as SETTINGS says (probe.Settings).
+CONFIG_WORDS = frozenset({"config", "cfg", "conf", "args", "hparams"})
 
 
 def init_value(name: str) -> Optional[str]:
     """What the automatic harness passes for ``__init__``'s required parameter ``name``, or None
-    when it cannot tell (a config object, a criterion, a second network)."""
+    when it cannot tell (a criterion, a second network)."""
     lowered = name.lower()
     words = set(lowered.split("_"))
+    if words & CONFIG_WORDS:
+        return "settings"
     if "opt" in lowered:
         return "optimizer"
     if lowered in LOSS_SCALE_PARAMETERS or "update_cell" in lowered:
