@@ -33,6 +33,17 @@ def rows(data: dict) -> dict[tuple[str, str], dict]:
     return {(site["site"], site["mode"]): site for site in data["sites"]}
 
 
+def upgraded(legacy: str, tmp_path: Path, target: str = "2.10") -> tuple[Path, Path]:
+    """``legacy`` and what `upgrade` makes of it, as the files verify compares."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(legacy)
+    after.write_text(migrate_text(legacy, Version.parse(target)).text)
+    return before, after
+
+
 def legacy_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
     """A GradOperation train step taking ``inputs``, passing ``network_call`` to its network."""
     return f"{header}\n" + textwrap.dedent(
@@ -604,15 +615,10 @@ def test_bert_shapes_run_a_none_feature_and_an_optimizer_given_the_overflow(tmp_
     nothing, and the probe optimizers take (and ignore) what follows the gradients. The upgrade's
     form is proven; the merged form, which runs the forward once where GRAPH ran it twice (the
     None is not one shared tensor), differs."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
-
     inputs, call = "x, label, starts=None", "x, starts, label"
     overflow = "self.optimizer(grads, loss > 100.0)"
-    legacy = legacy_step(inputs, call).replace("self.optimizer(grads)", overflow)
-    before, after, merged = tmp_path / "step_before.py", tmp_path / "step.py", tmp_path / "merged.py"
-    before.write_text(legacy)
-    after.write_text(migrate_text(legacy, Version.parse("2.10")).text)
+    before, after = upgraded(legacy_step(inputs, call).replace("self.optimizer(grads)", overflow), tmp_path)
+    merged = tmp_path / "merged.py"
     merged.write_text(merged_step(inputs, call).replace("self.optimizer(grads)", overflow))
     code, data = verify_json(before, after)
     assert code == 0, data
@@ -668,14 +674,8 @@ class TrainStepWrap(nn.Cell):
 def test_a_step_that_splits_its_weights_by_name_finds_each_group(tmp_path: Path) -> None:
     """Wide&Deep's and FiBiNET's steps give one optimizer the weights whose name holds `wide` and
     another the rest; the probe's weight carries the word, so neither optimizer is empty."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
-
-    after_text = migrate_text(SPLIT_BY_NAME, Version.parse("2.10")).text
-    assert [plan.weight_words for plan in differing_sites(SPLIT_BY_NAME, after_text)] == [("wide",)]
-    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
-    before.write_text(SPLIT_BY_NAME)
-    after.write_text(after_text)
+    before, after = upgraded(SPLIT_BY_NAME, tmp_path)
+    assert [plan.weight_words for plan in differing_sites(SPLIT_BY_NAME, after.read_text())] == [("wide",)]
     code, data = verify_json(before, after)
     assert code == 0, data
     assert {row["verdict"] for row in data["sites"]} == {"equal"}, data
@@ -708,14 +708,9 @@ class TrainStepWrap(nn.Cell):
 def test_a_step_built_from_a_config_object_reads_the_settings_it_names(tmp_path: Path) -> None:
     """Fat-DeepFFM's `TrainStepWrap(network, config)`: a stand-in config answers each setting as
     a parameter of that name would be; one it cannot name stops the row, saying which."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
-
-    after_text = migrate_text(CONFIGURED, Version.parse("2.10")).text
+    before, after = upgraded(CONFIGURED, tmp_path)
+    after_text = after.read_text()
     assert [plan.arguments for plan in differing_sites(CONFIGURED, after_text)] == [("network", "settings")]
-    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
-    before.write_text(CONFIGURED)
-    after.write_text(after_text)
     code, data = verify_json(before, after)
     assert code == 0, data
     assert {row["verdict"] for row in data["sites"]} == {"equal"}, data

@@ -51,13 +51,12 @@ def used() -> list[str]:
 
 
 class _StandIn(nn.Cell):
-    """A Cell in place of a Primitive: built with the Primitive's (ignored) arguments."""
-
-    operator = ""
+    """A Cell in place of a Primitive of its class's name: built with the Primitive's (ignored)
+    arguments."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
-        _used.add(self.operator)
+        _used.add(type(self).__name__)
 
 
 _CLEAR = Tensor(np.zeros(STATUS_SIZE, np.float32))
@@ -65,38 +64,31 @@ _zeros_like = P.ZerosLike()
 
 
 class NPUAllocFloatStatus(_StandIn):
-    operator = "NPUAllocFloatStatus"
-
     def construct(self):
         return _zeros_like(_CLEAR)
 
 
-class NPUGetFloatStatus(_StandIn):
-    operator = "NPUGetFloatStatus"
+class _ClearStatus(_StandIn):
+    """Reads (or clears) the register into ``status``: a clear status, on CPU."""
 
     def construct(self, status):
         return _zeros_like(status)
 
 
-class NPUClearFloatStatus(_StandIn):
-    operator = "NPUClearFloatStatus"
-
-    def construct(self, status):
-        return _zeros_like(status)
+class NPUGetFloatStatus(_ClearStatus):
+    pass
 
 
-class NPUGetFloatStatusV2(_StandIn):
-    operator = "NPUGetFloatStatusV2"
-
-    def construct(self, status):
-        return _zeros_like(status)
+class NPUClearFloatStatus(_ClearStatus):
+    pass
 
 
-class NPUClearFloatStatusV2(_StandIn):
-    operator = "NPUClearFloatStatusV2"
+class NPUGetFloatStatusV2(_ClearStatus):
+    pass
 
-    def construct(self, status):
-        return _zeros_like(status)
+
+class NPUClearFloatStatusV2(_ClearStatus):
+    pass
 
 
 class FloatStatus(nn.Cell):
