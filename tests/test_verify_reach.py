@@ -297,7 +297,7 @@ def test_a_loss_scale_subclass_gets_its_required_scale_sense() -> None:
     for signature, given in (
         ("network, optimizer, scale_update_cell=None", scaled),
         ("network, optimizer, lr=0.1, scale_update_cell=None", (*scaled[:2], "0.05", "loss scale")),
-        ("network, optimizer, config=None, scale_update_cell=None", scaled[:2]),
+        ("network, optimizer, criterion=None, scale_update_cell=None", scaled[:2]),
         # NCF's: a learning-rate schedule one step long, which the probe's second step outruns.
         ("network, optimizer, total_steps=1, sens=16384.0", (*scaled[:2], "1000")),
     ):
@@ -442,8 +442,9 @@ def test_init_settings_are_named_by_their_parameters() -> None:
     assert plan("D, optimizer, sens").arguments == ("network", "optimizer", "3.0")  # SRGAN's
     assert plan("generator, optimizer").arguments == ("network", "optimizer")
     assert not plan("network, lr, eps, loss_scale").optimizer  # it builds its own
-    unknown = plan("network, optimizer, config")
-    assert unknown.kind == "none" and "takes 'config', for which the automatic harness" in unknown.problem
+    assert plan("network, config").arguments == ("network", "settings")  # Fat-DeepFFM's
+    unknown = plan("network, optimizer, criterion")
+    assert unknown.kind == "none" and "takes 'criterion', for which the automatic harness" in unknown.problem
     two = plan("netG, netD, optimizer")
     assert two.kind == "none" and "takes 2 networks" in two.problem
 

@@ -40,6 +40,7 @@ class ImportFailure(Exception):
 
 
 LABELS = ("before", "after")
+ACROSS_RELEASES_ATOL = 1e-5
 
 
 @dataclass
@@ -75,6 +76,15 @@ class Context:
     def portable(self) -> bool:
         """BEFORE and AFTER run on different runtimes: probes that every MindSpore computes alike."""
         return self.sides != LABELS
+
+    @property
+    def tolerance(self) -> tuple[float, float]:
+        """(rtol, atol) for comparing BEFORE with AFTER. Across two releases the absolute tolerance
+        is at least ``ACROSS_RELEASES_ATOL``: their kernels sum in other orders, and a value that
+        is zero but for rounding (the gradient of a BatchNorm scale, which cancels over the batch)
+        came out as +-6.5e-7 on 2.10 and 1.7 on one CPU; a real mistake is orders larger."""
+        atol = max(self.atol, ACROSS_RELEASES_ATOL) if self.portable else self.atol
+        return self.rtol, atol
 
     @property
     def records_only(self) -> bool:
@@ -487,7 +497,7 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
                 traces[label] = context.trace(
                     key, label, lambda build=build: run_steps(build, context.steps, context.describe)
                 )
-            outcome = compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
+            outcome = compare_traces(traces["before"], traces["after"], *context.tolerance)
             named = (", ".join(filter(None, [variant, optimizer_kind])), outcome)
             (optional if kind in OPTIONAL_KINDS else outcomes).append(named)
     # An optional variant that BEFORE fails on says nothing about the rewrite: leave it out.
@@ -554,7 +564,7 @@ def _function_site(site: dict, context: Context, modules: dict[str, ModuleType])
             label,
             lambda build=build, start=start: run_steps(build, context.steps, context.describe, start),
         )
-    return compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
+    return compare_traces(traces["before"], traces["after"], *context.tolerance)
 
 
 def _factory_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Optional[Outcome]:
@@ -588,7 +598,7 @@ def _factory_site(site: dict, context: Context, modules: dict[str, ModuleType]) 
         traces[label] = context.trace("factory", label, lambda make=make, start=start: make(start=start))
         if label == "before" and traces[label].declined:
             return None
-    return compare_traces(traces["before"], traces["after"], context.rtol, context.atol)
+    return compare_traces(traces["before"], traces["after"], *context.tolerance)
 
 
 STOOD_IN = (
