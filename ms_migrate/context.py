@@ -69,11 +69,24 @@ class FileContext:
         return MetadataWrapper(parse(text, self.tree if text == self.text else None), unsafe_skip_copy=True)
 
     @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of ``tree`` in ``walk`` order, walked once for all the rules that look at
+        every node (a 2,000-line file has about 9,000)."""
+        from ms_migrate.analysis.walk import walk
+
+        return list(walk(self.tree))
+
+    @cached_property
+    def calls(self) -> list[ast.Call]:
+        """Every call of ``tree``, in ``walk`` order."""
+        return [node for node in self.nodes if isinstance(node, ast.Call)]
+
+    @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
         """Each node of ``tree`` -> the node that holds it."""
-        from ms_migrate.analysis.walk import child_nodes, walk
+        from ms_migrate.analysis.walk import child_nodes
 
-        return {child: node for node in walk(self.tree) for child in child_nodes(node)}
+        return {child: node for node in self.nodes for child in child_nodes(node)}
 
     @cached_property
     def resolver(self) -> NameResolver:

@@ -491,8 +491,8 @@ class AutodiffFile:
         """Every `set_context(mode=...)` in the file, through any alias, with the mode it selects:
         "graph" (`GRAPH_MODE` or 0), "pynative" (`PYNATIVE_MODE` or 1) or None (not a literal)."""
         found: list[tuple[ast.Call, Optional[str]]] = []
-        for node in walk(self.tree):
-            if not isinstance(node, ast.Call) or self.ctx.qualified_name(node.func) not in SET_CONTEXT:
+        for node in self.ctx.calls:
+            if self.ctx.qualified_name(node.func) not in SET_CONTEXT:
                 continue
             for keyword in node.keywords:
                 if keyword.arg == "mode":
@@ -523,7 +523,7 @@ class AutodiffFile:
         ``@jit`` functions), and every name or attribute they mention."""
         if self._compiled is None:
             found: list[Function] = []
-            for node in walk(self.tree):
+            for node in self.ctx.nodes:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                     self.is_jit(node)
                     or (node.name == "construct" and isinstance(self.parents.get(node), ast.ClassDef))

@@ -13,8 +13,9 @@ goes to the editor as a ``WorkspaceEdit`` for it to apply. The rules run on one 
 the event loop keeps reading the editor's messages (a burst of changes coalesces into one run) and
 the engine's per-process caches are never used by two threads at once.
 
-Client settings (``initializationOptions``): ``debounceMs`` (default 60), how long a change waits
-for the next before it is analysed; ``docsUrl``, where docs/rules.md is published (default: the
+Client settings (``initializationOptions``): ``debounceMs`` (default 60), how long a change that
+follows another that closely waits for the next before it is analysed (one after a pause is
+analysed at once); ``docsUrl``, where docs/rules.md is published (default: the
 checkout's docs folder, when there is one).
 """
 
@@ -49,6 +50,7 @@ class Open:
     key: str  # the document's URI, or the notebook's
     analysis: Optional[Analysis] = None
     pending: Optional[asyncio.Task[None]] = None
+    last_change: float = float("-inf")  # the event loop's time of the latest change
 
 
 class MigrateServer(LanguageServer):
@@ -108,10 +110,20 @@ class MigrateServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.worker, work)
 
     def schedule(self, key: str, delay: float) -> None:
-        """Analyse ``key`` after ``delay`` seconds, unless another change comes first."""
+        """Analyse ``key`` after ``delay`` seconds, unless another change comes first.
+
+        The debounce holds back only a change that comes within ``delay`` of the one before (a
+        burst of typing coalesces into one run): a change after a pause, with nothing waiting,
+        is analysed at once, so its diagnostics do not wait out the debounce too."""
         entry = self.open.setdefault(key, Open(key))
-        if entry.pending is not None and not entry.pending.done():
-            entry.pending.cancel()
+        idle = entry.pending is None or entry.pending.done()
+        if delay:  # a change
+            now, before = asyncio.get_running_loop().time(), entry.last_change
+            entry.last_change = now
+            if idle and now - before >= delay:
+                delay = 0
+        if not idle:
+            entry.pending.cancel()  # type: ignore[union-attr]
         entry.pending = asyncio.ensure_future(self._analyse_later(entry, delay))
 
     async def _analyse_later(self, entry: Open, delay: float) -> None:

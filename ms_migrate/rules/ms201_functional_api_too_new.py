@@ -98,8 +98,8 @@ class FunctionalApiTooNew(Rule):
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         has_ops = ctx.target >= Version(1, 8)
         lines = source_lines(ctx.text)
-        calls = {id(node.func): node for node in walk(ctx.tree) if isinstance(node, ast.Call)}
-        for node in walk(ctx.tree):
+        calls = {id(node.func): node for node in ctx.calls}
+        for node in ctx.nodes:
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mindspore":
                 moved = [alias for alias in node.names if alias.name in TOP_LEVEL.values()]
                 fix = _ops_import(ctx.text, node, moved) if has_ops and moved else None

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
-from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
@@ -74,9 +72,7 @@ class UnknownGradKeyword(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
-        for node in walk(ctx.tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in ctx.calls:
             function = FUNCTIONS.get(ctx.qualified_name(node.func) or "")
             if function is None:
                 continue

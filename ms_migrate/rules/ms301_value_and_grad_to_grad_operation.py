@@ -286,7 +286,7 @@ _PARAMETER_REFUSED = (
 
 
 def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
-    for node in walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Call) and ctx.qualified_name(node.func) in VALUE_AND_GRAD:
             yield node
 

@@ -99,7 +99,7 @@ class JitToMsFunction(Rule):
         keywords = frozenset(spelling.keywords or ())
         found: list[Diagnostic] = []
         converted: list[tuple[ast.AST, Edit]] = []
-        for node in walk(ctx.tree):
+        for node in ctx.nodes:
             if isinstance(node, ast.Attribute) and node.attr == "jit":
                 if resolver.qualified_name(node, enclosing_scopes(parents, node)) not in JIT:
                     continue

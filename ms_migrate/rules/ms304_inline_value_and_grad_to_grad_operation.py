@@ -160,7 +160,7 @@ class InlineValueAndGradToGradOperation(Rule):
 
 def inline_applications(ctx: FileContext) -> Iterable[ast.Call]:
     """The `value_and_grad(...)` calls applied where they are made: `value_and_grad(...)(...)`."""
-    for node in walk(ctx.tree):
+    for node in ctx.nodes:
         applied = isinstance(node, ast.Call) and isinstance(node.func, ast.Call)
         if applied and ctx.qualified_name(node.func.func) in VALUE_AND_GRAD:  # type: ignore[attr-defined]
             yield node.func  # type: ignore[attr-defined]
