@@ -213,6 +213,25 @@ async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
     await lsp_client.shutdown_session()
 
 
+LONG_DEBOUNCE_MS = 3000
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def slow_typist_client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
+    """A session whose debounce is long enough to tell a held-back change from one run at once."""
+    project = make_project(tmp_path / "project")
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=project.as_uri(),
+        initialization_options={"debounceMs": LONG_DEBOUNCE_MS},
+    )
+    await lsp_client.initialize_session(params)
+    lsp_client.project = project  # type: ignore[attr-defined]
+    lsp_client.published = Published(lsp_client)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
 def open_file(client: LanguageClient, path: Path, text: Optional[str] = None, version: int = 1) -> str:
     uri = path.as_uri()
     text = path.read_text(encoding="utf-8") if text is None else text
@@ -368,6 +387,32 @@ async def test_the_server_survives_a_thousand_rapid_changes(client: LanguageClie
         )
     )
     assert hover is not None  # still answering
+
+
+@pytest.mark.asyncio
+async def test_a_change_after_a_pause_is_analysed_at_once_and_a_burst_waits_for_its_end(
+    slow_typist_client: LanguageClient,
+) -> None:
+    """The debounce holds back only changes that follow one another within it: the first change
+    after a pause gets its diagnostics without waiting it out; a burst gets one analysis, of its
+    last version, once the debounce has passed."""
+    client = slow_typist_client
+    text = "from mindspore import ops\n\n\ndef full(shape):\n    return ops.full(shape, 1.0)\n"
+    path = client.project / "clean.py"
+    path.write_text(text)
+    uri = open_file(client, path)
+    assert await client.published.wait(uri, version=1) == []
+    changed = text.replace("ops.full(shape, 1.0)", "ops.fill(None, shape, 1.0)")
+    started = time.monotonic()
+    replace_all(client, uri, text, changed, version=2)
+    assert [item.code for item in await client.published.wait(uri, version=2)] == ["MS210"]
+    assert time.monotonic() - started < LONG_DEBOUNCE_MS / 1000 * 0.8
+    started = time.monotonic()
+    replace_all(client, uri, changed, text, version=3)
+    replace_all(client, uri, text, changed, version=4)
+    assert [item.code for item in await client.published.wait(uri, version=4)] == ["MS210"]
+    assert time.monotonic() - started >= LONG_DEBOUNCE_MS / 1000 * 0.9
+    assert not [params for params in client.published.received if params.version == 3]
 
 
 # --- hover, ignore, downgrade, settings ----------------------------------------------------------
