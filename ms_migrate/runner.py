@@ -378,9 +378,7 @@ class _Run:
             self.cache.store(item.path, self.digests[os.path.abspath(item.path)], item.result, restamped)
         return self._reused(item.path, item.source, item.result)
 
-    def _reused(
-        self, path: Path, source: Optional[sources.SourceFile], result: CachedResult
-    ) -> FileOutcome:
+    def _reused(self, path: Path, source: Optional[sources.SourceFile], result: CachedResult) -> FileOutcome:
         """A cached result as an outcome; without ``source`` (not read) the result is unchanged
         text, and the outcome carries none."""
         assert self.cache is not None
@@ -629,9 +627,22 @@ def _known_networks(path: Path, text: str) -> NetworkLookup:
             positional=max(item.positional for item in known),
             required=min(item.required for item in known),
             varargs=any(item.varargs for item in known),
+            built_from=_buildable_network(view, class_name, attribute),
         )
 
     return lookup
+
+
+def _buildable_network(view: ProjectIndex, class_name: str, attribute: str) -> tuple[str, ...]:
+    """The file ("" for the one being migrated) and name of the one class of the run that
+    ``self.<attribute>`` of ``class_name`` is built from, if ``Class()`` builds it."""
+    sources = view.attribute_classes(class_name, attribute)
+    if len(sources) != 1:
+        return ()
+    where, found = next(iter(sources))
+    if isinstance(found, str) or not view.builds_without_arguments((where, found)):
+        return ()
+    return (str(where.resolve()) if where is not None else "", found.name)
 
 
 def upgrade_files_verified(

@@ -721,3 +721,182 @@ def test_a_step_built_from_a_config_object_reads_the_settings_it_names(tmp_path:
     assert code == 2, data
     row = rows(data)[("TrainStepWrap", "pynative")]
     assert "stand-in config has no value for 'vocab_size'" in row["detail"], row
+
+
+# ---------------------------------------------------------------------------------------------
+# The project's own network, where the probes cannot drive a step
+
+OWN_NETWORK = '''\
+import mindspore.nn as nn
+
+WARM_UP = [0]
+
+
+class Backbone(nn.Cell):
+    """28x28 images only: the Dense after the pooling fixes the size."""
+
+    def __init__(self, channels=3, classes=5):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, 4, 3, pad_mode="same")
+        self.norm = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(2, 2)
+        self.flatten = nn.Flatten()
+        self.drop = nn.Dropout(p=0.25)
+        self.head = nn.Dense(4 * 14 * 14, classes)
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.norm(self.conv(x))))
+        return self.head(self.drop(self.flatten(x)))
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.backbone = Backbone()
+        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+    def construct(self, image, label):
+        return self.loss(self.backbone(image), label)
+
+
+class ScheduledNet(Net):
+    """Warms its loss up by a step count kept in a module global, which outlives each run."""
+
+    def construct(self, image, label):
+        WARM_UP[0] += 1
+        return self.loss(self.backbone(image), label) * min(1.0, WARM_UP[0] / 10)
+
+
+class Sized(Net):
+    def __init__(self, classes):
+        super().__init__()
+'''
+
+OWN_STEP = '''\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import ParameterTuple
+
+
+class TrainStep(nn.Cell):
+    """Trains the backbone only: the probes have none, so only the project's network runs it."""
+
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = ParameterTuple(network.backbone.trainable_params())
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, image, label):
+        loss = self.network(image, label)
+        grads = self.grad(self.network, self.weights)(image, label)
+        self.optimizer(grads)
+        return loss
+'''
+
+OWN_TRAIN = """\
+import mindspore.nn as nn
+
+from src.net import {network}
+from src.step import TrainStep
+
+net = {network}()
+step = TrainStep(net, nn.Momentum(net.backbone.trainable_params(), 0.1, 0.9))
+"""
+
+
+def own_network_project(tmp_path: Path, network: str = "Net") -> Path:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "__init__.py").write_text("")
+    (project / "src" / "net.py").write_text(OWN_NETWORK)
+    (project / "src" / "step.py").write_text(OWN_STEP)
+    (project / "train.py").write_text(OWN_TRAIN.format(network=network))
+    (project / "pyproject.toml").write_text("[tool.ms-migrate.verify]\nworkers = 1\n")
+    return project
+
+
+def test_the_run_names_the_network_class_that_builds_with_no_arguments(tmp_path: Path) -> None:
+    from ms_migrate.analysis.project import ProjectIndex
+
+    project = own_network_project(tmp_path)
+    step = project / "src" / "step.py"
+    view = ProjectIndex(sorted(project.rglob("*.py"))).with_local(OWN_STEP, step)
+    ((where, found),) = view.attribute_classes("TrainStep", "network")
+    assert where == (project / "src" / "net.py").resolve() and getattr(found, "name", None) == "Net"
+    assert view.builds_without_arguments((where, found))  # type: ignore[arg-type]
+    names = ("Backbone", "Net", "ScheduledNet", "Sized")
+    built = {name: view.builds_without_arguments(view.resolve(name, where)[0]) for name in names}
+    # Defaults build, an inherited __init__ builds as its base does, a required argument does not.
+    assert built == {"Backbone": True, "Net": True, "ScheduledNet": True, "Sized": False}
+
+
+@pytest.mark.mindspore
+def test_upgrade_verify_proves_a_step_only_the_project_s_own_network_can_drive(tmp_path: Path) -> None:
+    """A step that reads its network's attributes (`network.backbone`) fails on every probe; the
+    run knows the class it is given, which builds with no arguments and takes 28x28 images, so the
+    step runs on it (BatchNorm in training mode, its dropout counted) and the rewrite is proven."""
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    after_text = migrate_text(OWN_STEP, Version.parse("2.10")).text
+    assert "value_and_grad(self.network, None, self.weights)(image, label)" in after_text
+    plain = verify_pairs([Pair(OWN_STEP, after_text, tmp_path / "a.py", tmp_path / "b.py")], VerifyOptions())
+    assert {row.verdict for row in plain[0].results} == {Verdict.NOT_RUN}  # the probes alone
+
+    project = own_network_project(tmp_path)
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        main, ["upgrade", "--target-version", "2.10", "--verify", "--report", str(report), str(project)]
+    )
+    assert result.exit_code == 0, result.output
+    assert (project / "src" / "step.py").read_text() == after_text
+    (verified,) = [item["verified"] for item in json.loads(report.read_text())["files"] if item["verified"]]
+    assert {(row["mode"], row["verdict"]) for row in verified} == {("pynative", "equal"), ("graph", "equal")}
+    assert (
+        "ran on the project's Net, built with no arguments, on inputs float32[6, 3, 28, 28]" in result.output
+    )
+
+
+def own_network_pair(tmp_path: Path, after_text: str, network: str = "Net") -> Pair:
+    from ms_migrate.verify.sites import NetworkFacts
+
+    project = own_network_project(tmp_path, network)
+    facts = NetworkFacts(2, 2, False, built_from=(str(project / "src" / "net.py"), network))
+    step = project / "src" / "step.py"
+    step_after = project / "src" / "step_after.py"
+    step_after.write_text(after_text)
+    return Pair(OWN_STEP, after_text, step, step_after, lambda name, attribute: facts)
+
+
+@pytest.mark.mindspore
+def test_on_the_project_s_network_a_loss_from_another_forward_differs(tmp_path: Path) -> None:
+    """A rewrite that returns the loss of a second forward, after the gradient's: its counted
+    dropout draws another mask, so the returned loss differs, and the row says so."""
+    reordered = OWN_STEP.replace(
+        "        loss = self.network(image, label)\n"
+        "        grads = self.grad(self.network, self.weights)(image, label)\n",
+        "        grads = ms.grad(self.network, None, self.weights)(image, label)\n"
+        "        loss = self.network(image, label)\n",
+    ).replace("import mindspore.ops as ops", "import mindspore as ms\nimport mindspore.ops as ops")
+    (report,) = verify_pairs([own_network_pair(tmp_path, reordered)], VerifyOptions(modes=("pynative",)))
+    (row,) = report.results
+    assert row.verdict is Verdict.DIFFERS, row
+    assert "returned value" in row.reason and "the project's Net" in row.harness, row
+
+
+@pytest.mark.mindspore
+def test_a_project_network_whose_numbers_change_between_runs_is_not_compared(tmp_path: Path) -> None:
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    after_text = migrate_text(OWN_STEP, Version.parse("2.10")).text
+    (report,) = verify_pairs(
+        [own_network_pair(tmp_path, after_text, "ScheduledNet")], VerifyOptions(modes=("pynative",))
+    )
+    (row,) = report.results
+    assert row.verdict is Verdict.NOT_RUN, row
+    assert "gives other numbers when BEFORE runs again" in row.detail, row

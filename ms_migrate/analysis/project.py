@@ -84,7 +84,7 @@ MINDSPORE_NETWORK_CONSTRUCTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per class definition: hashed and compared by identity
 class ClassFacts:
     name: str
     bases: tuple[str, ...]
@@ -635,6 +635,9 @@ class _RunFiles:
 
 
 Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file being migrated)
+# What a network argument is built from: a class of the run, or a name the run does not define
+# (a library's class, "?" for anything else) with the file that names it.
+Source = tuple[Optional[Path], Union[ClassFacts, str]]
 
 
 def _common_prefix(left: Path, right: Optional[Path]) -> int:
@@ -848,6 +851,26 @@ class ProjectIndex:
         candidates = found - {None}
         return candidates.pop() if len(candidates) == 1 and None not in found else None
 
+    def builds_without_arguments(self, located: Located, depth: int = 0) -> bool:
+        """Whether ``Class()`` builds the class: its __init__, own or inherited from a class of the
+        run, takes nothing without a default, and a class with no __init__ derives from nn.Cell."""
+        where, facts = located
+        if facts.has_init and facts.node is not None:
+            init = next(
+                item
+                for item in facts.node.body
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__"
+            )
+            arguments = init.args
+            positional = len(arguments.posonlyargs) + len(arguments.args) - 1
+            return positional <= len(arguments.defaults) and None not in arguments.kw_defaults
+        if depth > _DEPTH or len(facts.bases) != 1:
+            return False
+        parents = self.resolve(facts.bases[0], where)
+        if not parents:
+            return facts.bases[0] == "Cell"
+        return len(parents) == 1 and self.builds_without_arguments(parents[0], depth + 1)
+
     def display(self, path: Path) -> str:
         """A file of the run as the run named it."""
         return str(self._run.given.get(path, path))
@@ -908,21 +931,32 @@ class ProjectIndex:
         return found
 
     def _name_signatures(self, name: str, where: Optional[Path], depth: int = 0) -> set[Optional[Signature]]:
+        """The construct signatures of what an argument built by ``name`` can be (see
+        ``_name_sources``); a MindSpore Cell the run does not define by its known construct."""
+        answers: set[Optional[Signature]] = set()
+        for defined_in, found in self._name_sources(name, where, depth):
+            if isinstance(found, ClassFacts):
+                answers |= self.construct_signatures((defined_in, found))
+            else:
+                answers.add(self._mindspore_construct(found, defined_in))
+        return answers
+
+    def _name_sources(self, name: str, where: Optional[Path], depth: int = 0) -> set[Source]:
         """What an argument built by ``name`` can be: a class, a factory function the run defines
         (`build_net()` returning `Net(...)`), or `prepare#0`, the first of what `prepare()`
-        returns as a tuple."""
+        returns as a tuple; followed to the classes of the run, or to a name it does not define."""
         if "@" in name:
-            return self._parameter_signatures(name, where, depth)
+            return self._parameter_sources(name, where, depth)
         called, _, element = name.partition("#")
         located = self.resolve(called, where) if called != "?" and not element else []
         if located:
-            return set().union(*(self.construct_signatures(item) for item in located))
+            return set(located)
         function = self._resolve_function(called, where) if called != "?" and depth <= _DEPTH else None
         if function is None:
-            return {self._mindspore_construct(called, where)}
+            return {(where, called)}
         defined_in, node = function
         names = returned_classes(node, int(element) if element else None)
-        return set().union(*(self._name_signatures(item, defined_in, depth + 1) for item in names))
+        return set().union(*(self._name_sources(item, defined_in, depth + 1) for item in names))
 
     def _mindspore_construct(self, name: str, where: Optional[Path]) -> Optional[Signature]:
         """The construct of a MindSpore Cell the run does not define (`nn.WithLossCell(net,
@@ -932,23 +966,23 @@ class ProjectIndex:
             return None
         return MINDSPORE_NETWORK_CONSTRUCTS.get(name)
 
-    def _parameter_signatures(self, name: str, where: Optional[Path], depth: int) -> set[Optional[Signature]]:
+    def _parameter_sources(self, name: str, where: Optional[Path], depth: int) -> set[Source]:
         """What the callers of a module-level function pass for one of its parameters
         (`function@position@parameter`): `get_train_one_step(args, net_with_loss, opt)` building
         `TrainClipGrad(net_with_loss, ...)`, with its callers in other files of the run."""
         function, position, parameter = name.split("@")
         if depth > _DEPTH:
-            return {None}
+            return {(where, "?")}
         # Any file that starts calling the function may change the answer: not a name the cache
         # records, so the answer is taken as depending on everything.
         self._consulted.everything = True
         index = int(position)
-        answers: set[Optional[Signature]] = set()
+        answers: set[Source] = set()
         for called_in, (positional, keywords) in self._function_calls(function, where):
             names = positional[index] if index < len(positional) else keywords.get(parameter, {"?"})
             for item in names:
-                answers |= self._name_signatures(item, called_in, depth + 1)
-        return answers or {None}
+                answers |= self._name_sources(item, called_in, depth + 1)
+        return answers or {(where, "?")}
 
     def _function_calls(self, function: str, where: Optional[Path]) -> list[tuple[Optional[Path], Call]]:
         """Calls of module-level function ``function`` of the file ``where``, in that file and in
@@ -988,23 +1022,39 @@ class ProjectIndex:
         file being migrated) can have: the class it is built from, or the classes of the argument
         every instantiation passes for the ``__init__`` parameter it is, own or inherited (None
         in the set: a candidate not known)."""
+        sources = self.attribute_sources(class_name, attribute)
+        if sources is None:
+            return {None}
+        return set().union(*(self._name_signatures(name, where) for where, name in sources))
+
+    def attribute_classes(self, class_name: str, attribute: str) -> set[Source]:
+        """The classes of the run (or names it does not define) ``self.<attribute>`` of class
+        ``class_name`` can be built from; empty when not known."""
+        sources = self.attribute_sources(class_name, attribute)
+        if sources is None:
+            return set()
+        return set().union(*(self._name_sources(name, where) for where, name in sources))
+
+    def attribute_sources(self, class_name: str, attribute: str) -> Optional[set[tuple[Optional[Path], str]]]:
+        """The names (with the file that uses each) ``self.<attribute>`` of class ``class_name``
+        is built by: the class it is made from, or what each instantiation passes for the
+        ``__init__`` parameter it is ("?": not known); None when nothing is known."""
         owners = self.local.classes_named(class_name)
         if len(owners) != 1:
-            return {None}
+            return None
         owner = owners[0]
         source = self._attribute_source((None, owner), attribute, 0)
         if source is None:
-            return {None}
+            return None
         kind, value, where, params = source
         if kind == "class":
-            return self._name_signatures(value, where)
+            return {(where, value)}
         position = params.index(value)
-        answers: set[Optional[Signature]] = set()
+        answers: set[tuple[Optional[Path], str]] = set()
         for called_in, (positional, keywords) in self._instantiations(owner):
             names = positional[position] if position < len(positional) else keywords.get(value, {"?"})
-            for name in names:
-                answers |= self._name_signatures(name, called_in)
-        return answers or {None}
+            answers |= {(called_in, name) for name in names}
+        return answers or None
 
     def _attribute_source(
         self, located: Located, attribute: str, depth: int

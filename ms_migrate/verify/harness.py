@@ -5,7 +5,8 @@ Imported only by the worker (it needs MindSpore). Three harnesses, tried in this
 - the project's factory (``[tool.ms-migrate.verify] factory``), called with the class or function;
   it returns ``(callable, inputs)``, or ``None`` to leave the site to the automatic harnesses;
 - a train-step Cell: a seeded probe network and a fresh optimizer (SGD, then Momentum, so optimizer
-  state counts), passed to the class as ``(network, optimizer)``;
+  state counts), passed to the class as ``(network, optimizer)``; where the original fails on every
+  probe and the run knows the step's network, the project's own network (``project_network``);
 - a grad function: called with seeded tensors; its state is the Cells held in module globals.
 
 The state compared after every step is every Parameter reachable from the harness: the weights,
@@ -26,7 +27,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
 
-from ms_migrate.verify import compat, float_status, probe
+from ms_migrate.verify import compat, float_status, probe, project_network
 from ms_migrate.verify.compare import Tally
 from ms_migrate.verify.model import Verdict, worst
 
@@ -196,6 +197,7 @@ class Outcome:
     max_abs: Optional[float] = None
     max_rel: Optional[float] = None
     detail: str = ""  # the error behind ``reason`` when the reason is advice
+    harness: str = ""  # the harness that decided, where not the one the caller names
 
     def to_json(self, harness: str) -> dict[str, Any]:
         return {
@@ -204,7 +206,7 @@ class Outcome:
             "steps": self.steps,
             "max_abs_diff": self.max_abs,
             "max_rel_diff": self.max_rel,
-            "harness": harness,
+            "harness": self.harness or harness,
             "detail": self.detail,
         }
 
@@ -459,7 +461,12 @@ def _import_outcome(failure: ImportFailure) -> Outcome:
     return Outcome(Verdict.NOT_RUN, str(failure))
 
 
-def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
+def _cell_site(
+    site: dict,
+    context: Context,
+    modules: dict[str, ModuleType],
+    project_module: Optional[Callable[[str], ModuleType]] = None,
+) -> Outcome:
     """A train step on every probe variant, once per optimizer; a network-only grad Cell likewise
     without an optimizer. The row is the worst of them, named by the variant that decided it."""
     outcomes = []
@@ -502,7 +509,98 @@ def _cell_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> 
             (optional if kind in OPTIONAL_KINDS else outcomes).append(named)
     # An optional variant that BEFORE fails on says nothing about the rewrite: leave it out.
     outcomes += [named for named in optional if named[1].verdict is not Verdict.NOT_RUN]
+    # Not across two runtimes: their BatchNorms update the moving variance differently (see
+    # probe.PortableBatchNorm), which says nothing about a rewrite.
+    fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
+    if site.get("network_class") and fits and not context.portable:
+        own = _project_network_site(site, context, modules, project_module)
+        if own.verdict is not Verdict.NOT_RUN:
+            own.harness = f"train step: the project's {site['network_class']}, Momentum"
+            return own
+        combined = _combine(outcomes)
+        combined.reason += f"; on the project's {site['network_class']}: {own.reason}"
+        return combined
     return _combine(outcomes)
+
+
+def _probe_did_not_fit(outcome: Outcome) -> bool:
+    return outcome.verdict is Verdict.NOT_RUN and not outcome.reason.startswith(NO_KERNEL)
+
+
+def _project_network_site(
+    site: dict,
+    context: Context,
+    modules: dict[str, ModuleType],
+    project_module: Optional[Callable[[str], ModuleType]],
+) -> Outcome:
+    """The step on the project's own network (see ``project_network``), built from each version's
+    class when it is defined in the file, else from the project's module, with Momentum. BEFORE
+    runs twice: a network that draws randomness its dropouts do not show cannot be compared."""
+    name = site["network_class"]
+    try:
+        where = site.get("network_module")
+        if where and project_module is None:
+            raise ImportError(f"no importer for {where}")
+        classes = {
+            label: getattr(project_module(where) if where else modules[label], name)  # type: ignore[misc]
+            for label in context.sides
+        }
+    except Exception as error:  # the project's module: any failure is a reason, not a crash
+        return Outcome(Verdict.NOT_RUN, f"the project's {name} cannot be imported: {context.describe(error)}")
+    first = classes[context.sides[0]]
+
+    def fresh(cls: type = first) -> nn.Cell:
+        context.reset()
+        network = cls()
+        network.set_train()
+        project_network.count_dropouts(network)
+        return network
+
+    def forward(network: nn.Cell, inputs: tuple) -> None:
+        compat.set_mode(ms, "pynative")  # only to see whether it runs: no compile for each try
+        network(*inputs)
+
+    try:
+        specs, why = project_network.first_accepted(
+            fresh, site["inputs"], context.seed, forward, context.describe
+        )
+    except Exception as error:
+        specs, why = None, f"{name}() raised: {context.describe(error)}"
+    if specs is None:
+        return Outcome(Verdict.NOT_RUN, why)
+    traces = {}
+    for run, label in (("before", "before"), ("before again", "before"), ("after", "after")):
+
+        def build(label: str = label) -> tuple:
+            network = fresh(classes.get(label, first))
+            arguments, sources = _init_arguments(
+                site["arguments"], network, "Momentum", site.get("optimizer_extras", False)
+            )
+            cell = getattr(modules[label], site["name"])(*arguments)
+            inputs = project_network.seeded(specs, site["inputs"], context.seed)
+            return cell, inputs, collect_state([*sources, cell])
+
+        # Every run starts from BEFORE's first values: the project's initialisers draw at random.
+        start = traces["before"].states[0] if traces.get("before") and traces["before"].states else None
+        traces[run] = context.trace(
+            f"project {run}",
+            label,
+            lambda build=build, start=start: run_steps(build, context.steps, context.describe, start),
+        )
+    outcome = compare_traces(traces["before"], traces["after"], *context.tolerance)
+    if traces["before"].error is not None:
+        return outcome
+    again = compare_traces(traces["before"], traces["before again"], *context.tolerance)
+    if again.verdict is not Verdict.EQUAL:
+        reason = (
+            f"the project's {name} gives other numbers when BEFORE runs again (state kept outside "
+            "its Parameters, or randomness no seed reaches)"
+        )
+        return Outcome(Verdict.NOT_RUN, reason, detail=again.reason)
+    if outcome.verdict is Verdict.EQUAL:
+        shown = " ".join(str(spec) for spec in specs)
+        outcome.detail = f"ran on the project's {name}, built with no arguments, on inputs {shown}"
+    return outcome
 
 
 def _init_arguments(
@@ -634,7 +732,8 @@ def _run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]
     if site["kind"] == "cell":
         harness = "train step" if site["optimizer"] else "grad cell"
         harness += ": " + "; ".join(variant for variant, *_ in _variants(site))
-        return _automatic(_cell_site(site, context, versions)).to_json(harness)
+        outcome = _cell_site(site, context, versions, getattr(modules, "project_module", None))
+        return _automatic(outcome).to_json(harness)
     if site["kind"] == "function":
         return _automatic(_function_site(site, context, versions)).to_json("seeded inputs")
     hint = "the factory returned None" if context.factory else "name one in [tool.ms-migrate.verify] factory"

@@ -47,6 +47,9 @@ class NetworkFacts:
     positional: int
     required: int
     varargs: bool
+    # The one class it is built from, when that class builds with no arguments: its file ("" for
+    # the file being migrated) and name. Verify runs the step on it where the probes cannot.
+    built_from: tuple[str, ...] = ()
 
 
 # (the step's class, the attribute its network is in) -> the network, when the run knows its class.
@@ -77,6 +80,8 @@ class SitePlan:
     jit: bool = False  # the function is already decorated with jit
     optimizer_extras: bool = False  # the step passes its optimizer more than the gradients
     weight_words: tuple[str, ...] = ()  # words the step looks for in its weights' names
+    network_file: str = ""  # the file of the class of the network the step is given ("": this one)
+    network_class: str = ""  # that class, when it builds with no arguments
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -523,6 +528,7 @@ def _plan_cell(
         varargs = known.varargs
         given = len(calls[0]) if calls else None
         defaulted = 0 if known.varargs or given is None else max(known.positional - given, 0)
+    network_file, network_class = known.built_from if known is not None and known.built_from else ("", "")
     return SitePlan(
         name,
         line,
@@ -538,6 +544,8 @@ def _plan_cell(
         weight_words=_weight_words(first),
         varargs=varargs,
         defaulted=defaulted,
+        network_file=network_file,
+        network_class=network_class,
     )
 
 

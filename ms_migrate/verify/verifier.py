@@ -70,6 +70,19 @@ def _module_name(place: ImportPlace, copy: Path) -> str:
     return f"{place.package}.{copy.stem}" if place.package else copy.stem
 
 
+def _network_module(path: Path) -> tuple[str, list[str]]:
+    """How the file that defines a step's network is imported: its dotted name, and the folders
+    that go on the path for it (above its package, or its own folder, and its imports' roots)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    place = import_place(path, text)
+    if place.package:
+        return f"{place.package}.{path.stem}", list(place.roots)
+    return path.stem, [str(path.resolve().parent), *place.roots]
+
+
 def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions) -> list[SiteResult]:
     return [SiteResult(plan_name, line, mode, Verdict.NOT_RUN, reason=reason) for mode in options.modes]
 
@@ -122,11 +135,16 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                 continue
             factory = config.factory if config is not None else None
             sites = []
+            network_roots: list[str] = []
             for plan in plans:
                 if plan.kind == "skip" or (plan.kind == "none" and not factory):
                     planned.append((index, None, plan))
                     continue
-                sites.append({"id": next_id, **plan.to_json()})
+                site = {"id": next_id, **plan.to_json()}
+                if plan.network_file:
+                    site["network_module"], roots = _network_module(Path(plan.network_file))
+                    network_roots += roots
+                sites.append(site)
                 planned.append((index, next_id, plan))
                 next_id += 1
             if not sites:
@@ -143,7 +161,7 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     "after_module": _module_name(places[1], copies["after"]),
                     "before_label": str(pair.before_path),
                     "after_label": str(pair.after_path),
-                    "search_path": _search_path(pair, config, places),
+                    "search_path": list(dict.fromkeys([*_search_path(pair, config, places), *network_roots])),
                     "project_root": str(config.root) if config is not None else None,
                     "factory": factory,
                     "sites": sites,

@@ -148,6 +148,18 @@ class Versions:
         gc.freeze()  # the module lives as long as the worker: keep it out of every collection
         return module
 
+    def project_module(self, name: str) -> ModuleType:
+        """A module of the project by its dotted name (the file that defines a train step's
+        network), imported as the versions' own imports would: with the file's roots on the path."""
+        self.projects.activate(self.job["search_path"])
+        argv = sys.argv
+        sys.argv = [name]
+        try:
+            return importlib.import_module(name)
+        finally:
+            sys.argv = argv
+            self.projects.record(self.job["search_path"])
+
     def _hint(self, error: BaseException, label: str) -> str:
         """For a module that cannot be found: the python-path entry that would find it."""
         if not isinstance(error, ModuleNotFoundError) or not error.name:
