@@ -634,15 +634,13 @@ def _known_networks(path: Path, text: str) -> NetworkLookup:
 
 
 def _buildable_network(view: ProjectIndex, class_name: str, attribute: str) -> tuple[str, ...]:
-    """The file ("" for the one being migrated) and name of the one class of the run that
-    ``self.<attribute>`` of ``class_name`` is built from, if ``Class()`` builds it."""
-    sources = view.attribute_classes(class_name, attribute)
-    if len(sources) != 1:
+    """The file ("" for the one being migrated) and name of what builds ``self.<attribute>`` of
+    ``class_name`` with no arguments (a class or a factory function; ``network_builder``)."""
+    builder = view.network_builder(class_name, attribute)
+    if builder is None:
         return ()
-    where, found = next(iter(sources))
-    if isinstance(found, str) or not view.builds_without_arguments((where, found)):
-        return ()
-    return (str(where.resolve()) if where is not None else "", found.name)
+    where, name = builder
+    return (str(where.resolve()) if where is not None else "", name)
 
 
 def upgrade_files_verified(

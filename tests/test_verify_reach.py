@@ -819,19 +819,64 @@ def own_network_project(tmp_path: Path, network: str = "Net") -> Path:
     return project
 
 
-def test_the_run_names_the_network_class_that_builds_with_no_arguments(tmp_path: Path) -> None:
+OWN_FACTORY = """\
+from src.net import Sized
+
+
+def build_network(classes=5):
+    return Sized(classes)
+"""
+
+FACTORY_TRAIN = """\
+import mindspore.nn as nn
+
+from src.factory import build_network
+from src.step import TrainStep
+
+net = build_network()
+step = TrainStep(net, nn.Momentum(net.backbone.trainable_params(), 0.1, 0.9))
+"""
+
+
+def test_the_run_names_what_builds_the_network_with_no_arguments(tmp_path: Path) -> None:
     from ms_migrate.analysis.project import ProjectIndex
 
     project = own_network_project(tmp_path)
-    step = project / "src" / "step.py"
-    view = ProjectIndex(sorted(project.rglob("*.py"))).with_local(OWN_STEP, step)
+    net = (project / "src" / "net.py").resolve()
+
+    def index() -> ProjectIndex:
+        return ProjectIndex(sorted(project.rglob("*.py"))).with_local(OWN_STEP, project / "src" / "step.py")
+
+    view = index()
     ((where, found),) = view.attribute_classes("TrainStep", "network")
-    assert where == (project / "src" / "net.py").resolve() and getattr(found, "name", None) == "Net"
-    assert view.builds_without_arguments((where, found))  # type: ignore[arg-type]
+    assert where == net and getattr(found, "name", None) == "Net"
     names = ("Backbone", "Net", "ScheduledNet", "Sized")
-    built = {name: view.builds_without_arguments(view.resolve(name, where)[0]) for name in names}
+    built = {name: view.builds_without_arguments(view.resolve(name, net)[0]) for name in names}
     # Defaults build, an inherited __init__ builds as its base does, a required argument does not.
     assert built == {"Backbone": True, "Net": True, "ScheduledNet": True, "Sized": False}
+    assert view.network_builder("TrainStep", "network") == (net, "Net")
+    # A class that needs an argument, got from the project's factory function that supplies it.
+    (project / "src" / "factory.py").write_text(OWN_FACTORY)
+    (project / "train.py").write_text(FACTORY_TRAIN)
+    factory = ((project / "src" / "factory.py").resolve(), "build_network")
+    assert index().network_builder("TrainStep", "network") == factory
+    # Its defaults stand in for the script's arguments, as a class's do: a network of that kind.
+    (project / "train.py").write_text(FACTORY_TRAIN.replace("build_network()", "build_network(7)"))
+    assert index().network_builder("TrainStep", "network") == factory
+    (project / "src" / "factory.py").write_text(OWN_FACTORY.replace("classes=5", "classes"))
+    assert index().network_builder("TrainStep", "network") is None
+    (project / "train.py").write_text(OWN_TRAIN.format(network="Sized"))
+    assert index().network_builder("TrainStep", "network") is None
+
+
+def test_a_file_that_runs_code_when_imported_is_not_imported_for_its_network() -> None:
+    from ms_migrate.verify.imports import runs_at_import
+
+    assert not runs_at_import(OWN_NETWORK) and not runs_at_import(OWN_FACTORY)
+    assert not runs_at_import(FACTORY_TRAIN + 'if __name__ == "__main__":\n    step(1, 2)\n')
+    assert runs_at_import(FACTORY_TRAIN + "model.train(10, dataset)\n")
+    assert runs_at_import("for epoch in range(10):\n    pass\n")
+    assert runs_at_import("def broken(:\n")
 
 
 @pytest.mark.mindspore
@@ -856,9 +901,20 @@ def test_upgrade_verify_proves_a_step_only_the_project_s_own_network_can_drive(t
     assert (project / "src" / "step.py").read_text() == after_text
     (verified,) = [item["verified"] for item in json.loads(report.read_text())["files"] if item["verified"]]
     assert {(row["mode"], row["verdict"]) for row in verified} == {("pynative", "equal"), ("graph", "equal")}
-    assert (
-        "ran on the project's Net, built with no arguments, on inputs float32[6, 3, 28, 28]" in result.output
-    )
+    assert "ran on the project's Net(), on inputs float32[6, 3, 28, 28]" in result.output
+
+
+@pytest.mark.mindspore
+def test_upgrade_verify_builds_the_network_with_the_project_s_factory_function(tmp_path: Path) -> None:
+    """`net = build_network()` in the training script, defined in `src/factory.py`: the step runs
+    on what that function builds (a class that needs an argument, which the function supplies)."""
+    project = own_network_project(tmp_path)
+    (project / "src" / "factory.py").write_text(OWN_FACTORY)
+    (project / "train.py").write_text(FACTORY_TRAIN)
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.10", "--verify", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "value_and_grad" in (project / "src" / "step.py").read_text()
+    assert "ran on the project's build_network(), on inputs float32[6, 3, 28, 28]" in result.output
 
 
 def own_network_pair(tmp_path: Path, after_text: str, network: str = "Net") -> Pair:

@@ -1035,6 +1035,32 @@ class ProjectIndex:
             return set()
         return set().union(*(self._name_sources(name, where) for where, name in sources))
 
+    def network_builder(self, class_name: str, attribute: str) -> Optional[tuple[Optional[Path], str]]:
+        """What builds the network ``self.<attribute>`` of class ``class_name`` when called with
+        no arguments: the one class of the run it is built from, when ``Class()`` builds it, else
+        the function of the run every instantiation gets it from, when that takes no arguments
+        (`build_net()`). Its file (None: the file being migrated) and name; None if neither."""
+        classes = self.attribute_classes(class_name, attribute)
+        if len(classes) == 1:
+            where, found = next(iter(classes))
+            if isinstance(found, ClassFacts) and self.builds_without_arguments((where, found)):
+                return where, found.name
+        sources = self.attribute_sources(class_name, attribute) or set()
+        if len(sources) != 1:
+            return None
+        where, name = next(iter(sources))
+        if name == "?" or "#" in name or "@" in name or self.resolve(name, where):
+            return None
+        function = self._resolve_function(name, where)
+        if function is None:
+            return None
+        defined_in, node = function
+        arguments = node.args
+        required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
+        if required > 0 or None in arguments.kw_defaults:
+            return None
+        return defined_in, node.name
+
     def attribute_sources(self, class_name: str, attribute: str) -> Optional[set[tuple[Optional[Path], str]]]:
         """The names (with the file that uses each) ``self.<attribute>`` of class ``class_name``
         is built by: the class it is made from, or what each instantiation passes for the

@@ -512,13 +512,13 @@ def _cell_site(
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
     fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
-    if site.get("network_class") and fits and not context.portable:
+    if site.get("network_builder") and fits and not context.portable:
         own = _project_network_site(site, context, modules, project_module)
         if own.verdict is not Verdict.NOT_RUN:
-            own.harness = f"train step: the project's {site['network_class']}, Momentum"
+            own.harness = f"train step: the project's {site['network_builder']}(), Momentum"
             return own
         combined = _combine(outcomes)
-        combined.reason += f"; on the project's {site['network_class']}: {own.reason}"
+        combined.reason += f"; on the project's {site['network_builder']}(): {own.reason}"
         return combined
     return _combine(outcomes)
 
@@ -533,25 +533,27 @@ def _project_network_site(
     modules: dict[str, ModuleType],
     project_module: Optional[Callable[[str], ModuleType]],
 ) -> Outcome:
-    """The step on the project's own network (see ``project_network``), built from each version's
-    class when it is defined in the file, else from the project's module, with Momentum. BEFORE
-    runs twice: a network that draws randomness its dropouts do not show cannot be compared."""
-    name = site["network_class"]
+    """The step on the project's own network (see ``project_network``), built by calling its class
+    or factory function: each version's own when defined in the file, else the project module's;
+    with Momentum. BEFORE runs twice: a network whose numbers change from run to run cannot be
+    compared."""
+    name = site["network_builder"]
     try:
         where = site.get("network_module")
         if where and project_module is None:
             raise ImportError(f"no importer for {where}")
-        classes = {
+        builders = {
             label: getattr(project_module(where) if where else modules[label], name)  # type: ignore[misc]
             for label in context.sides
         }
     except Exception as error:  # the project's module: any failure is a reason, not a crash
-        return Outcome(Verdict.NOT_RUN, f"the project's {name} cannot be imported: {context.describe(error)}")
-    first = classes[context.sides[0]]
+        reason = f"the project's {name}() cannot be imported: {context.describe(error)}"
+        return Outcome(Verdict.NOT_RUN, reason)
+    first = builders[context.sides[0]]
 
-    def fresh(cls: type = first) -> nn.Cell:
+    def fresh(builder: Callable[[], nn.Cell] = first) -> nn.Cell:
         context.reset()
-        network = cls()
+        network = builder()
         network.set_train()
         project_network.count_dropouts(network)
         return network
@@ -564,7 +566,7 @@ def _project_network_site(
         specs, why = project_network.first_accepted(
             fresh, site["inputs"], context.seed, forward, context.describe
         )
-    except Exception as error:
+    except Exception as error:  # the project's constructor: any failure is a reason
         specs, why = None, f"{name}() raised: {context.describe(error)}"
     if specs is None:
         return Outcome(Verdict.NOT_RUN, why)
@@ -572,7 +574,7 @@ def _project_network_site(
     for run, label in (("before", "before"), ("before again", "before"), ("after", "after")):
 
         def build(label: str = label) -> tuple:
-            network = fresh(classes.get(label, first))
+            network = fresh(builders.get(label, first))
             arguments, sources = _init_arguments(
                 site["arguments"], network, "Momentum", site.get("optimizer_extras", False)
             )
@@ -593,13 +595,13 @@ def _project_network_site(
     again = compare_traces(traces["before"], traces["before again"], *context.tolerance)
     if again.verdict is not Verdict.EQUAL:
         reason = (
-            f"the project's {name} gives other numbers when BEFORE runs again (state kept outside "
+            f"the project's {name}() gives other numbers when BEFORE runs again (state kept outside "
             "its Parameters, or randomness no seed reaches)"
         )
         return Outcome(Verdict.NOT_RUN, reason, detail=again.reason)
     if outcome.verdict is Verdict.EQUAL:
         shown = " ".join(str(spec) for spec in specs)
-        outcome.detail = f"ran on the project's {name}, built with no arguments, on inputs {shown}"
+        outcome.detail = f"ran on the project's {name}(), on inputs {shown}"
     return outcome
 
 

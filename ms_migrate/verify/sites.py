@@ -47,8 +47,9 @@ class NetworkFacts:
     positional: int
     required: int
     varargs: bool
-    # The one class it is built from, when that class builds with no arguments: its file ("" for
-    # the file being migrated) and name. Verify runs the step on it where the probes cannot.
+    # What builds it when called with no arguments (its class, or a factory function of the
+    # project): its file ("" for the file being migrated) and name. Verify runs the step on it
+    # where the probes cannot.
     built_from: tuple[str, ...] = ()
 
 
@@ -80,8 +81,8 @@ class SitePlan:
     jit: bool = False  # the function is already decorated with jit
     optimizer_extras: bool = False  # the step passes its optimizer more than the gradients
     weight_words: tuple[str, ...] = ()  # words the step looks for in its weights' names
-    network_file: str = ""  # the file of the class of the network the step is given ("": this one)
-    network_class: str = ""  # that class, when it builds with no arguments
+    network_file: str = ""  # the file of what builds the network the step is given ("": this one)
+    network_builder: str = ""  # a class or function of that file that builds it when called bare
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -528,7 +529,7 @@ def _plan_cell(
         varargs = known.varargs
         given = len(calls[0]) if calls else None
         defaulted = 0 if known.varargs or given is None else max(known.positional - given, 0)
-    network_file, network_class = known.built_from if known is not None and known.built_from else ("", "")
+    network_file, network_builder = known.built_from if known is not None and known.built_from else ("", "")
     return SitePlan(
         name,
         line,
@@ -545,7 +546,7 @@ def _plan_cell(
         varargs=varargs,
         defaulted=defaulted,
         network_file=network_file,
-        network_class=network_class,
+        network_builder=network_builder,
     )
 
 

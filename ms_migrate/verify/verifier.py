@@ -16,7 +16,7 @@ from typing import Optional
 
 from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
-from ms_migrate.verify.imports import ImportPlace, import_place
+from ms_migrate.verify.imports import ImportPlace, import_place, runs_at_import
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
@@ -70,13 +70,16 @@ def _module_name(place: ImportPlace, copy: Path) -> str:
     return f"{place.package}.{copy.stem}" if place.package else copy.stem
 
 
-def _network_module(path: Path) -> tuple[str, list[str]]:
-    """How the file that defines a step's network is imported: its dotted name, and the folders
-    that go on the path for it (above its package, or its own folder, and its imports' roots)."""
+def _network_module(path: Path) -> Optional[tuple[str, list[str]]]:
+    """How the file that defines what builds a step's network is imported: its dotted name, and
+    the folders that go on the path for it (above its package, or its own folder, and its
+    imports' roots). None for a file that runs code when imported (a training script)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        text = ""
+        return None
+    if runs_at_import(text):
+        return None
     place = import_place(path, text)
     if place.package:
         return f"{place.package}.{path.stem}", list(place.roots)
@@ -142,8 +145,12 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     continue
                 site = {"id": next_id, **plan.to_json()}
                 if plan.network_file:
-                    site["network_module"], roots = _network_module(Path(plan.network_file))
-                    network_roots += roots
+                    found = _network_module(Path(plan.network_file))
+                    if found is None:
+                        site["network_builder"] = ""
+                    else:
+                        site["network_module"], roots = found
+                        network_roots += roots
                 sites.append(site)
                 planned.append((index, next_id, plan))
                 next_id += 1
