@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate import sources
@@ -86,16 +87,55 @@ def test_unrelated_notebook_in_another_layout_is_no_error(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
 
 
-def test_upgrade_verify_never_runs_a_notebook(tmp_path: Path) -> None:
+@pytest.mark.mindspore
+def test_upgrade_verify_runs_a_notebook_s_definitions_only(tmp_path: Path) -> None:
+    """The train step of a notebook is verified on the cells' definitions: the cell that would
+    train (here: write a file) never runs, and the proven rewrite is written into the notebook."""
     notebook = tmp_path / "tutorial.ipynb"
-    shutil.copy(TUTORIAL, notebook)
-    held = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.8", str(notebook)])
-    assert held.exit_code == 2 and "notebooks are not verified by execution" in held.output
-    assert notebook.read_bytes() == TUTORIAL.read_bytes()
-    forced = CliRunner().invoke(
-        main, ["upgrade", "--verify", "--allow-unverified", "--target-version", "2.8", str(notebook)]
+    marker = tmp_path / "trained.txt"
+    document = json.loads(TUTORIAL.read_text(encoding="utf-8"))
+    training = f"with open({str(marker)!r}, 'w') as log:\n    log.write('the training cell ran')\n"
+    document["cells"].append(
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": training.splitlines(keepends=True),
+        }
     )
-    assert forced.exit_code == 0 and "value_and_grad" in notebook.read_text(encoding="utf-8")
+    notebook.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.10", str(notebook)])
+    assert result.exit_code == 0, result.output
+    assert "TrainStep" in result.output and "equal" in result.output, result.output
+    assert "value_and_grad" in notebook.read_text(encoding="utf-8")
+    assert not marker.exists()
+
+
+def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
+    from ms_migrate.verify.definitions import definitions_text
+
+    cells = (
+        "import mindspore.nn as nn\n"
+        "from mindspore.ops import composite as C\n"
+        "from easydict import EasyDict as edict\n"
+        "BATCH = 32\n"
+        "clip_grad = C.MultitypeFuncGraph('clip_grad')\n"
+        "cfg = edict({'lr': 0.1})\n"
+        "config = {'lr': 0.1, 'sizes': (BATCH, 4)}\n"
+        "dataset = create_dataset(BATCH)\n"
+        "try:\n    import cv2\nexcept ImportError:\n    cv2 = None\n"
+        "@decorated\nclass Step(nn.Cell):\n    pass\n"
+        "for epoch in range(10):\n    train(epoch)\n"
+        "model.train(1, dataset)\n"
+    )
+    kept = definitions_text(cells)
+    assert kept.count("\n") == cells.count("\n")
+    assert "BATCH = 32" in kept and "config = {" in kept and "import cv2" in kept and "class Step" in kept
+    assert "clip_grad = C.MultitypeFuncGraph" in kept  # a MindSpore object a Cell registers with
+    assert "create_dataset" not in kept and "train(" not in kept and "for epoch" not in kept
+    assert "edict({" not in kept  # another library's call may read files: left out
+    assert definitions_text("def broken(:\n") == "def broken(:\n"
 
 
 def test_continuation_lines_starting_like_magics_stay_python() -> None:
