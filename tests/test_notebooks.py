@@ -117,6 +117,7 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
 
     cells = (
         "import mindspore.nn as nn\n"
+        "import numpy as np\n"
         "from mindspore.ops import composite as C\n"
         "from easydict import EasyDict as edict\n"
         "BATCH = 32\n"
@@ -125,7 +126,14 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
         "config = {'lr': 0.1, 'sizes': (BATCH, 4)}\n"
         "dataset = create_dataset(BATCH)\n"
         "try:\n    import cv2\nexcept ImportError:\n    cv2 = None\n"
+        "def decorated(cls):\n    return cls\n"
         "@decorated\nclass Step(nn.Cell):\n    pass\n"
+        "@registered(cfg)\nclass Unregistered(nn.Cell):\n    pass\n"
+        "def scaled(x, lr=cfg.lr):\n    return x * lr\n"
+        "rate = cfg.lr * 2\n"
+        "args.device_id = 1\n"
+        "list = load_images()\n"
+        "img = np.concatenate(list)\n"
         "for epoch in range(10):\n    train(epoch)\n"
         "model.train(1, dataset)\n"
     )
@@ -135,6 +143,10 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
     assert "clip_grad = C.MultitypeFuncGraph" in kept  # a MindSpore object a Cell registers with
     assert "create_dataset" not in kept and "train(" not in kept and "for epoch" not in kept
     assert "edict({" not in kept  # another library's call may read files: left out
+    # What reads a name left out, when it is defined, is left out too (it would fail the import).
+    assert "registered" not in kept and "Unregistered" not in kept
+    assert "def scaled" not in kept and "rate =" not in kept and "args.device_id" not in kept
+    assert "np.concatenate" not in kept  # `list` is not the builtin there
     assert definitions_text("def broken(:\n") == "def broken(:\n"
 
 

@@ -5,8 +5,9 @@ training loop. Verify needs only what its train steps and grad functions are mad
 cells' module keeps imports, classes, functions, and assignments that call nothing but MindSpore,
 numpy and a few pure builtins (`BATCH = 32`, `clip_grad = C.MultitypeFuncGraph("clip_grad")`,
 `reciprocal = P.Reciprocal()`); every other top-level statement becomes blank lines, so that line
-numbers stay those of the cells' module. A class that reads a name the kept statements do not
-define (`cfg = edict({...})`) fails in BEFORE as well: the row says "could not run", never "equal".
+numbers stay those of the cells' module. What reads a name left out when it is defined (an
+assignment from `cfg`, a default argument `lr=cfg.lr`) is left out too; a class whose methods read
+one (`cfg = edict({...})`) fails in BEFORE as well: the row says "could not run", never "equal".
 
 Pure: text in, text out.
 """
@@ -14,6 +15,7 @@ Pure: text in, text out.
 from __future__ import annotations
 
 import ast
+import builtins
 
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Libraries whose module-level objects a train step is made of, and which build them without
@@ -43,34 +45,81 @@ def _root(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _defines_only(statement: ast.stmt, callable_names: frozenset[str]) -> bool:
-    if isinstance(statement, _DEFINITIONS):
-        return True
-    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-        value = statement.value
-        if value is None:
-            return False
-        nodes = list(ast.walk(value))
-        calls = [node for node in nodes if isinstance(node, ast.Call)]
-        awaits = any(isinstance(node, ast.Await) for node in nodes)
-        return not awaits and all(_root(call.func) in callable_names for call in calls)
+def _evaluated_at_definition(statement: ast.stmt) -> list[ast.AST]:
+    """What Python evaluates when the statement runs at import: a def's decorators, defaults and
+    annotations, a class's decorators, bases and keywords (not their bodies), an assignment's value."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = statement.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [item for item in (arguments.vararg, arguments.kwarg) if item is not None]
+        annotations = [item.annotation for item in every if item.annotation is not None]
+        defaults = [item for item in arguments.kw_defaults if item is not None]
+        returns = [statement.returns] if statement.returns is not None else []
+        return [*statement.decorator_list, *arguments.defaults, *defaults, *annotations, *returns]
+    if isinstance(statement, ast.ClassDef):
+        return [*statement.decorator_list, *statement.bases, *(item.value for item in statement.keywords)]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+        return [statement.value]
+    return []
+
+
+def _bound(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, ast.Try):
+        return set().union(*(_bound(item) for item in [*statement.body, *statement.orelse]))
+    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
+    names = (node for target in targets if target is not None for node in ast.walk(target))
+    return {node.id for node in names if isinstance(node, ast.Name)}
+
+
+def _names_only(target: ast.expr) -> bool:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_names_only(item) for item in target.elts)
+    return isinstance(target, ast.Name)
+
+
+def _keeps(statement: ast.stmt, callable_names: frozenset[str], defined: set[str]) -> bool:
+    """Whether importing ``statement`` only defines things, from names already ``defined``."""
     if isinstance(statement, ast.Try):  # `try: import x` / `except ImportError: x = None`
-        return all(_defines_only(item, callable_names) for item in statement.body)
-    return False
+        return all(isinstance(item, (ast.Import, ast.ImportFrom)) for item in statement.body)
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    if not isinstance(statement, (*_DEFINITIONS, ast.Assign, ast.AnnAssign)):
+        return False
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        # `args.device_id = 1` changes an object, `x: int` binds nothing: neither defines a name.
+        if statement.value is None or not all(_names_only(target) for target in targets):
+            return False
+    nodes = [node for part in _evaluated_at_definition(statement) for node in ast.walk(part)]
+    if any(isinstance(node, (ast.Await, ast.Lambda, ast.NamedExpr)) for node in nodes):
+        return False
+    calls = [node for node in nodes if isinstance(node, ast.Call)]
+    read = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return all(_root(call.func) in callable_names for call in calls) and read <= defined
 
 
 def definitions_text(text: str) -> str:
     """``text`` with every top-level statement that is not a definition blanked out, line for
-    line; ``text`` itself when it does not parse (verify then says so)."""
+    line; ``text`` itself when it does not parse (verify then says so). A definition that reads
+    a name left out is left out too."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
     callable_names = _library_names(tree) | _PURE_BUILTINS
+    defined = set(dir(builtins))
     lines = text.split("\n")
     for statement in tree.body:
-        if _defines_only(statement, callable_names):
+        if _keeps(statement, callable_names, defined):
+            defined |= _bound(statement)
             continue
-        for index in range(statement.lineno - 1, statement.end_lineno or statement.lineno):
+        defined -= _bound(statement)  # `list = load(...)` left out: the name is not the builtin
+        decorators = getattr(statement, "decorator_list", [])
+        first = min([statement.lineno, *(item.lineno for item in decorators)])
+        for index in range(first - 1, statement.end_lineno or statement.lineno):
             lines[index] = ""
     return "\n".join(lines)
