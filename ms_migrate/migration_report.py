@@ -195,7 +195,6 @@ def verified_rows(report: object) -> tuple[VerifiedRow, ...]:
     rows = []
     for result in getattr(report, "results", ()):
         verdict = getattr(result.verdict, "value", str(result.verdict))
-        site = f"{result.site}:{result.line}"
+        site = result.label
         rows.append(VerifiedRow(site, result.mode, verdict, result.runtime, result.reason))
     return tuple(rows)
-

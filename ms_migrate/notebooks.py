@@ -60,14 +60,7 @@ class Notebook:
     def cell_of_line(self, line: int, text: Optional[str] = None) -> tuple[int, int]:
         """(cell number, line within the cell) for a line of the virtual text, both from 1 as
         Jupyter and ruff count them (`nb.ipynb:cell 1:3`); markdown cells count too."""
-        cell, offset = 0, 0
-        for number, content in enumerate((text or self.virtual_text()).split("\n"), start=1):
-            match = _CELL_LINE.match(content)
-            if match:
-                cell, offset = int(match.group(1)) + 1, number
-            if number == line:
-                return cell, line - offset
-        return cell, 0
+        return cell_of_line(text or self.virtual_text(), line)
 
     def with_virtual_text(self, text: str) -> str:
         """The notebook's JSON with each code cell taken from ``text`` (a migrated virtual text)."""
@@ -87,6 +80,18 @@ class Notebook:
             if new_source != cell.source:
                 raw_cells[cell.index]["source"] = new_source.splitlines(keepends=True)
         return _dump(document, self.indent, self.trailing_newline)
+
+
+def cell_of_line(virtual_text: str, line: int) -> tuple[int, int]:
+    """``Notebook.cell_of_line`` from the virtual text alone (its cell markers)."""
+    cell, offset = 0, 0
+    for number, content in enumerate(virtual_text.split("\n"), start=1):
+        match = _CELL_LINE.match(content)
+        if match:
+            cell, offset = int(match.group(1)) + 1, number
+        if number == line:
+            return cell, line - offset
+    return cell, 0
 
 
 def _hide_magics(lines: list[str], hide_future: bool = False) -> list[str]:

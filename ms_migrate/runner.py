@@ -660,6 +660,7 @@ def upgrade_files_verified(
     One batch means MindSpore is imported once per mode for the whole run. A rewrite that differs
     or could not be run is held back (``outcome.held_back`` says why) unless ``allow_unverified``.
     """
+    from ms_migrate.notebooks import cell_of_line
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
     from ms_migrate.verify.definitions import definitions_text
 
@@ -677,6 +678,9 @@ def upgrade_files_verified(
     reports = verify_many(items, options, _known_networks)
     for outcome, report in zip(changed, reports):
         outcome.verification = report
+        if outcome.path.suffix == ".ipynb":
+            for result in report.results:
+                result.where = "cell {}:{}".format(*cell_of_line(outcome.before, result.line))
         if not report.ok and not allow_unverified:
             outcome.held_back = f"not written: {report.summary()}"
         elif write:

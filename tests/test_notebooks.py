@@ -107,7 +107,8 @@ def test_upgrade_verify_runs_a_notebook_s_definitions_only(tmp_path: Path) -> No
     notebook.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.10", str(notebook)])
     assert result.exit_code == 0, result.output
-    assert "TrainStep" in result.output and "equal" in result.output, result.output
+    # Rows name the cell, as findings do.
+    assert "TrainStep (cell 4:1)" in result.output and "equal" in result.output, result.output
     assert "value_and_grad" in notebook.read_text(encoding="utf-8")
     assert not marker.exists()
 

@@ -107,9 +107,12 @@ class SiteResult:
     harness: str = ""
     detail: str = ""  # the error behind the reason, when the reason is advice (shown under it)
     runtime: str = ""  # the MindSpore release that ran it: "2.8.0", or "2.10.0 -> 1.7.0" (BEFORE -> AFTER)
+    where: str = ""  # where a user finds the line, when not in a file's lines: "cell 4:1" of a notebook
 
     @property
     def label(self) -> str:
+        if self.where:
+            return f"{self.site} ({self.where})"
         return f"{self.site}:{self.line}" if self.line else self.site
 
     def to_json(self) -> dict[str, Any]:
