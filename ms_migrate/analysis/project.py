@@ -1061,6 +1061,16 @@ class ProjectIndex:
             return None
         return defined_in, node.name
 
+    def built_nowhere(self, class_name: str) -> bool:
+        """Whether no file of the run calls class ``class_name`` of the file being migrated, or
+        derives a class from it (a copy no script uses)."""
+        owners = self.local.classes_named(class_name)
+        if len(owners) != 1 or self._instantiations(owners[0]):
+            return False
+        if any(class_name in item.bases for item in self.local.classes):
+            return False
+        return not self._subclassed.get(class_name)
+
     def attribute_sources(self, class_name: str, attribute: str) -> Optional[set[tuple[Optional[Path], str]]]:
         """The names (with the file that uses each) ``self.<attribute>`` of class ``class_name``
         is built by: the class it is made from, or what each instantiation passes for the

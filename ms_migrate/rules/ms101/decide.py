@@ -87,6 +87,14 @@ def _shape_lookup(analysis: ModuleAnalysis, project: ProjectIndex) -> NetworkSha
     return network_shape
 
 
+def _built_nowhere(analysis: ModuleAnalysis, plan: Plan, project: ProjectIndex) -> str:
+    """The train step's class when no file of the run builds it or a subclass of it; else ""."""
+    owner = analysis.enclosing_class(plan.application.function)
+    if owner is None or not project.built_nowhere(owner.name):
+        return ""
+    return owner.name
+
+
 def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) -> list[Plan]:
     """Plans for every site, refusals into the decision; a site whose creation or application
     line carries `# ms-migrate: ignore[MS101]` (or `# noqa: MS101`) is neither rewritten nor
@@ -110,6 +118,9 @@ def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) ->
             refusals.append(left_alone(site.line, "MSR004", "shares statements with another site"))
             continue
         touched |= combined
+        for plan in outcome:
+            if "MSN003" in plan.notes:
+                plan.built_nowhere = _built_nowhere(analysis, plan, project)
         plans.extend(outcome)
     for use in analysis.inherited:
         detail = f"{use.class_name} inherits from {use.base}"
@@ -160,4 +171,6 @@ def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[s
             converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
             decision.converted.append(converted)
             decision.diagnostics.append(converted)
-            decision.diagnostics.extend(note(line, code, plan.network_on_self) for code in plan.notes)
+            decision.diagnostics.extend(
+                note(line, code, plan.network_on_self, plan.built_nowhere) for code in plan.notes
+            )

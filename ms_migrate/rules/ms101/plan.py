@@ -87,6 +87,7 @@ class Plan:
     wrap_single: bool = False  # get_all on one input: GradOperation returns a 1-tuple
     removals: list[Statement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    built_nowhere: str = ""  # for MSN003: the step's class, when no file of the run builds it
 
     @property
     def wrapper(self) -> bool:

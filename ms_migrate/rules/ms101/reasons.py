@@ -199,10 +199,15 @@ def left_alone(line: int, code: str, detail: str = "") -> Diagnostic:
     return REASONS[code].at(line, detail)
 
 
-def note(line: int, code: str, network_on_self: bool = True) -> Diagnostic:
+def note(line: int, code: str, network_on_self: bool = True, built_nowhere: str = "") -> Diagnostic:
     """The note ``code`` at ``line``; MSN001 says where set_grad() goes, in the Cell's __init__
-    when the network is reached through ``self``, else where the network is built."""
+    when the network is reached through ``self``, else where the network is built. MSN003 says
+    why the class is not known when no file of the run builds the step (``built_nowhere``)."""
     if code == "MSN001":
         where = _SET_GRAD_IN_CELL if network_on_self else _SET_GRAD_FOR_FUNCTION
         return Note(code, _NO_SET_GRAD + where).at(line)
+    if code == "MSN003" and built_nowhere:
+        text = NOTES[code].text
+        why = f"no file of this run builds {built_nowhere} or a subclass of it, so its network is unknown"
+        return Note(code, why + text[text.index(";") :]).at(line)
     return NOTES[code].at(line)
