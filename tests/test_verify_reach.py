@@ -210,6 +210,9 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
 def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
     write_tree(tmp_path, PACKAGE_FILES)
     train = tmp_path / "models" / "gan" / "train"
+    # A module in the file's folder named as its top package (relationnet/src/relationnet.py,
+    # MaskedFaceRecognition/model/model.py): the package must win, or `from .` finds no parent.
+    (train / "gan.py").write_text("raise ImportError('the gan package was shadowed')\n")
     (train / "_step_before.py").write_text(legacy_step("x, label", "x, label", header=RELATIVE))
     (train / "step.py").write_text(merged_step("x, label", "x, label", header=RELATIVE))
     # A module of the project that only a module the file imports needs, in a folder above it

@@ -57,8 +57,13 @@ def _write_copy(path: Path, text: str) -> None:
 
 
 def _search_path(pair: Pair, config: Optional[ProjectConfig], places: Sequence[ImportPlace]) -> list[str]:
-    """The folders of both versions, the roots their imports need, then the project's entries."""
-    folders = [str(pair.before_path.resolve().parent), str(pair.after_path.resolve().parent)]
+    """The folders of both versions, the roots their imports need, then the project's entries.
+
+    A version imported as a module of its package has the folder above that package first: its
+    own folder may hold a module of the package's name (`relationnet/src/relationnet.py`, where
+    `relationnet` must be the package for `from .config import cfg`)."""
+    folders = [place.roots[0] for place in places if place.package and place.roots]
+    folders += [str(pair.before_path.resolve().parent), str(pair.after_path.resolve().parent)]
     folders += [root for place in places for root in place.roots]
     if config is not None:
         folders += config.search_path
