@@ -135,8 +135,14 @@ def test_a_missing_module_hint_names_the_folder_or_says_none_holds_it(tmp_path: 
     )
     assert missing_module_hint("toolbox", step, [str(tmp_path / "models")], str(tmp_path)) == ""
     assert missing_module_hint("sklearn", step, [], None).startswith(
-        "no folder above step.py holds 'sklearn'"
+        "no folder above step.py holds 'sklearn': install it for the MindSpore that runs verify "
+        "(`pip install scikit-learn`)"
     )
+    # The package to install, into the interpreter that runs verify.
+    assert "(`/rt/bin/python -m pip install opencv-python-headless`)" in missing_module_hint(
+        "cv2", step, [], None, "/rt/bin/python"
+    )
+    assert "(`pip install easydict`)" in missing_module_hint("easydict", step, [], None)
 
 
 # ---------------------------------------------------------------------------------------------

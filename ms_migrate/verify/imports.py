@@ -84,18 +84,36 @@ def import_place(path: Path, text: str) -> ImportPlace:
     return ImportPlace(package, tuple(dict.fromkeys(str(root) for root in roots)))
 
 
-def missing_module_hint(name: str, path: Path, search_path: list[str], project_root: Optional[str]) -> str:
+# Import names whose package on PyPI is named otherwise (the ones model zoos import).
+DISTRIBUTIONS = {
+    "cv2": "opencv-python-headless",
+    "yaml": "PyYAML",
+    "PIL": "Pillow",
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "bs4": "beautifulsoup4",
+    "Levenshtein": "python-Levenshtein",
+    "google.protobuf": "protobuf",
+}
+
+
+def missing_module_hint(
+    name: str, path: Path, search_path: list[str], project_root: Optional[str], python: str = ""
+) -> str:
     """What to set when module ``name`` cannot be found for the file at ``path``: the folder above
-    it that holds the module (as a ``python-path`` entry), or that no folder of the project does."""
+    it that holds the module (as a ``python-path`` entry), or that no folder of the project does,
+    and then the package to install into ``python`` (the interpreter that runs verify)."""
     top = name.split(".")[0]
     table = "[tool.ms-migrate.verify]"
     if project_root:
         table += f" of {Path(project_root) / 'pyproject.toml'}"
     holder = next((place for place in project_folders(path) if holds_module(place, top)), None)
     if holder is None:
+        package = DISTRIBUTIONS.get(".".join(name.split(".")[:2]), DISTRIBUTIONS.get(top, top))
+        install = f"`{python} -m pip install {package}`" if python else f"`pip install {package}`"
         return (
             f"no folder above {path.name} holds {top!r}: install it for the MindSpore that runs "
-            f"verify, or add the folder that holds it to python-path in {table}"
+            f"verify ({install}), or add the folder that holds it to python-path in {table}"
         )
     if str(holder) in search_path:
         return ""  # on the path already: what is missing lies inside it, no entry brings it

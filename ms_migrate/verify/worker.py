@@ -167,7 +167,9 @@ class Versions:
         from ms_migrate.verify.imports import missing_module_hint
 
         where = Path(self.job[f"{label}_label"])
-        hint = missing_module_hint(error.name, where, self.job["search_path"], self.job.get("project_root"))
+        hint = missing_module_hint(
+            error.name, where, self.job["search_path"], self.job.get("project_root"), sys.executable
+        )
         return f" ({hint})" if hint else ""
 
 
