@@ -635,12 +635,13 @@ def _known_networks(path: Path, text: str) -> NetworkLookup:
 
 def _buildable_network(view: ProjectIndex, class_name: str, attribute: str) -> tuple[str, ...]:
     """The file ("" for the one being migrated) and name of what builds ``self.<attribute>`` of
-    ``class_name`` with no arguments (a class or a factory function; ``network_builder``)."""
+    ``class_name`` with no arguments (a class or a factory function), and the MindSpore loss an
+    `nn.WithLossCell` wraps it in ("" for none; ``network_builder``)."""
     builder = view.network_builder(class_name, attribute)
     if builder is None:
         return ()
-    where, name = builder
-    return (str(where.resolve()) if where is not None else "", name)
+    where, name, loss = builder
+    return (str(where.resolve()) if where is not None else "", name, loss)
 
 
 def upgrade_files_verified(

@@ -863,11 +863,11 @@ def test_the_run_names_what_builds_the_network_with_no_arguments(tmp_path: Path)
     built = {name: view.builds_without_arguments(view.resolve(name, net)[0]) for name in names}
     # Defaults build, an inherited __init__ builds as its base does, a required argument does not.
     assert built == {"Backbone": True, "Net": True, "ScheduledNet": True, "Sized": False}
-    assert view.network_builder("TrainStep", "network") == (net, "Net")
+    assert view.network_builder("TrainStep", "network") == (net, "Net", "")
     # A class that needs an argument, got from the project's factory function that supplies it.
     (project / "src" / "factory.py").write_text(OWN_FACTORY)
     (project / "train.py").write_text(FACTORY_TRAIN)
-    factory = ((project / "src" / "factory.py").resolve(), "build_network")
+    factory = ((project / "src" / "factory.py").resolve(), "build_network", "")
     assert index().network_builder("TrainStep", "network") == factory
     # Its defaults stand in for the script's arguments, as a class's do: a network of that kind.
     (project / "train.py").write_text(FACTORY_TRAIN.replace("build_network()", "build_network(7)"))
@@ -926,11 +926,61 @@ def test_upgrade_verify_builds_the_network_with_the_project_s_factory_function(t
     assert "ran on the project's build_network(), on inputs float32[6, 3, 28, 28]" in result.output
 
 
+WITH_LOSS_STEP = OWN_STEP.replace(
+    "network.backbone.trainable_params()", "network.backbone_network.trainable_params()"
+)
+
+WITH_LOSS_TRAIN = """\
+import mindspore.nn as nn
+
+from src.net import Backbone
+from src.step import TrainStep
+
+
+def main():
+    backbone = Backbone()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    net_with_loss = nn.WithLossCell(backbone, loss)
+    return TrainStep(net_with_loss, nn.Momentum(backbone.trainable_params(), 0.1, 0.9))
+"""
+
+
+@pytest.mark.mindspore
+def test_upgrade_verify_builds_the_script_s_with_loss_cell_around_the_project_s_backbone(
+    tmp_path: Path,
+) -> None:
+    """The tutorials' shape: `TrainStep(nn.WithLossCell(Backbone(), loss), optimizer)`, the step
+    reading `network.backbone_network`. The run knows the backbone and the MindSpore loss; the
+    step runs on `nn.WithLossCell(Backbone(), SoftmaxCrossEntropyWithLogits())` (the loss with its
+    defaults: one-hot labels are found by trying)."""
+    from ms_migrate.analysis.project import ProjectIndex
+
+    project = own_network_project(tmp_path)
+    (project / "src" / "step.py").write_text(WITH_LOSS_STEP)
+    (project / "train.py").write_text(WITH_LOSS_TRAIN)
+    view = ProjectIndex(sorted(project.rglob("*.py"))).with_local(WITH_LOSS_STEP, project / "src" / "step.py")
+    net = (project / "src" / "net.py").resolve()
+    assert view.network_builder("TrainStep", "network") == (net, "Backbone", "SoftmaxCrossEntropyWithLogits")
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.10", "--verify", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "value_and_grad" in (project / "src" / "step.py").read_text()
+    assert "ran on the project's Backbone(), on inputs float32[6, 3, 28, 28] one-hot[6, 5]" in result.output
+    # A loss of another library, or two different backbones, and nothing is built.
+    (project / "train.py").write_text(
+        WITH_LOSS_TRAIN.replace(
+            "net_with_loss = nn.WithLossCell(backbone, loss)",
+            "net_with_loss = nn.WithLossCell(backbone, loss)\n    other = nn.WithLossCell(Net(), loss)",
+        ).replace("import Backbone", "import Backbone, Net")
+    )
+    view = ProjectIndex(sorted(project.rglob("*.py"))).with_local(WITH_LOSS_STEP, project / "src" / "step.py")
+    assert view.network_builder("TrainStep", "network") is None
+
+
 def own_network_pair(tmp_path: Path, after_text: str, network: str = "Net") -> Pair:
     from ms_migrate.verify.sites import NetworkFacts
 
     project = own_network_project(tmp_path, network)
-    facts = NetworkFacts(2, 2, False, built_from=(str(project / "src" / "net.py"), network))
+    facts = NetworkFacts(2, 2, False, built_from=(str(project / "src" / "net.py"), network, ""))
     step = project / "src" / "step.py"
     step_after = project / "src" / "step_after.py"
     step_after.write_text(after_text)

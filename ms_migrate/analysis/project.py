@@ -1035,21 +1035,36 @@ class ProjectIndex:
             return set()
         return set().union(*(self._name_sources(name, where) for where, name in sources))
 
-    def network_builder(self, class_name: str, attribute: str) -> Optional[tuple[Optional[Path], str]]:
+    def network_builder(self, class_name: str, attribute: str) -> Optional[tuple[Optional[Path], str, str]]:
         """What builds the network ``self.<attribute>`` of class ``class_name`` when called with
         no arguments: the one class of the run it is built from, when ``Class()`` builds it, else
         the function of the run every instantiation gets it from, when that takes no arguments
-        (`build_net()`). Its file (None: the file being migrated) and name; None if neither."""
+        (`build_net()`); or MindSpore's `nn.WithLossCell(backbone, loss)` where the backbone is
+        built so and the loss is a MindSpore class. Its file (None: the file being migrated), its
+        name, and the loss's name ("" when not wrapped); None if none of these."""
         classes = self.attribute_classes(class_name, attribute)
         if len(classes) == 1:
             where, found = next(iter(classes))
             if isinstance(found, ClassFacts) and self.builds_without_arguments((where, found)):
-                return where, found.name
+                return where, found.name, ""
+            if found == "WithLossCell" and self._mindspore_construct(found, where) is not None:
+                return self._with_loss_builder(where)
         sources = self.attribute_sources(class_name, attribute) or set()
         if len(sources) != 1:
             return None
         where, name = next(iter(sources))
-        if name == "?" or "#" in name or "@" in name or self.resolve(name, where):
+        built = self._bare_builder(name, where)
+        return (*built, "") if built is not None else None
+
+    def _bare_builder(self, name: str, where: Optional[Path]) -> Optional[tuple[Optional[Path], str]]:
+        """The class or module-level function ``name`` means in ``where``, when calling it with
+        no arguments builds it."""
+        if name == "?" or "#" in name or "@" in name:
+            return None
+        located = self.resolve(name, where)
+        if located:
+            if len(located) == 1 and self.builds_without_arguments(located[0]):
+                return located[0][0], located[0][1].name
             return None
         function = self._resolve_function(name, where)
         if function is None:
@@ -1060,6 +1075,29 @@ class ProjectIndex:
         if required > 0 or None in arguments.kw_defaults:
             return None
         return defined_in, node.name
+
+    def _with_loss_builder(self, where: Optional[Path]) -> Optional[tuple[Optional[Path], str, str]]:
+        """`nn.WithLossCell(Backbone(), nn.SomeLoss(...))` in ``where``: every such call there
+        wraps one backbone that builds bare in one MindSpore loss (built with its defaults)."""
+        pairs = set()
+        for positional, keywords in self._file(where).calls_of(["WithLossCell"]).get("WithLossCell", []):
+            backbone = positional[0] if positional else keywords.get("backbone")
+            loss = positional[1] if len(positional) > 1 else keywords.get("loss_fn")
+            if backbone is None or loss is None:
+                return None
+            pairs.add((frozenset(backbone), frozenset(loss)))
+        if len(pairs) != 1:
+            return None
+        ((backbone, loss),) = pairs
+        if len(backbone) != 1 or len(loss) != 1:
+            return None
+        (backbone_name,), (loss_name,) = backbone, loss
+        imported = self._file(where).imports.get(loss_name)
+        library = imported is None or imported[0].startswith("mindspore")
+        if loss_name == "?" or self.resolve(loss_name, where) or not library:
+            return None
+        built = self._bare_builder(backbone_name, where)
+        return (*built, loss_name) if built is not None else None
 
     def built_nowhere(self, class_name: str) -> bool:
         """Whether no file of the run calls class ``class_name`` of the file being migrated, or

@@ -551,9 +551,13 @@ def _project_network_site(
         return Outcome(Verdict.NOT_RUN, reason)
     first = builders[context.sides[0]]
 
+    loss = site.get("network_loss", "")
+
     def fresh(builder: Callable[[], nn.Cell] = first) -> nn.Cell:
         context.reset()
         network = builder()
+        if loss:  # the script's nn.WithLossCell(backbone, loss), the loss built with its defaults
+            network = nn.WithLossCell(network, getattr(nn, loss)())
         network.set_train()
         project_network.count_dropouts(network)
         return network

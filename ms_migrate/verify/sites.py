@@ -48,8 +48,8 @@ class NetworkFacts:
     required: int
     varargs: bool
     # What builds it when called with no arguments (its class, or a factory function of the
-    # project): its file ("" for the file being migrated) and name. Verify runs the step on it
-    # where the probes cannot.
+    # project): its file ("" for the file being migrated), name, and the MindSpore loss class an
+    # nn.WithLossCell wraps it in (""). Verify runs the step on it where the probes cannot.
     built_from: tuple[str, ...] = ()
 
 
@@ -83,6 +83,7 @@ class SitePlan:
     weight_words: tuple[str, ...] = ()  # words the step looks for in its weights' names
     network_file: str = ""  # the file of what builds the network the step is given ("": this one)
     network_builder: str = ""  # a class or function of that file that builds it when called bare
+    network_loss: str = ""  # a MindSpore loss class it is wrapped in with nn.WithLossCell
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -529,7 +530,9 @@ def _plan_cell(
         varargs = known.varargs
         given = len(calls[0]) if calls else None
         defaulted = 0 if known.varargs or given is None else max(known.positional - given, 0)
-    network_file, network_builder = known.built_from if known is not None and known.built_from else ("", "")
+    network_file, network_builder, network_loss = (
+        known.built_from if known is not None and known.built_from else ("", "", "")
+    )
     return SitePlan(
         name,
         line,
@@ -547,6 +550,7 @@ def _plan_cell(
         defaulted=defaulted,
         network_file=network_file,
         network_builder=network_builder,
+        network_loss=network_loss,
     )
 
 
