@@ -378,7 +378,9 @@ class _Run:
             self.cache.store(item.path, self.digests[os.path.abspath(item.path)], item.result, restamped)
         return self._reused(item.path, item.source, item.result)
 
-    def _reused(self, path: Path, source: Optional[sources.SourceFile], result: CachedResult) -> FileOutcome:
+    def _reused(
+        self, path: Path, source: Optional[sources.SourceFile], result: CachedResult
+    ) -> FileOutcome:
         """A cached result as an outcome; without ``source`` (not read) the result is unchanged
         text, and the outcome carries none."""
         assert self.cache is not None

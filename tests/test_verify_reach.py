@@ -879,7 +879,7 @@ def test_the_run_names_what_builds_the_network_with_no_arguments(tmp_path: Path)
 
 
 def test_a_file_that_runs_code_when_imported_is_not_imported_for_its_network() -> None:
-    from ms_migrate.verify.imports import runs_at_import
+    from ms_migrate.verify.definitions import runs_at_import
 
     assert not runs_at_import(OWN_NETWORK) and not runs_at_import(OWN_FACTORY)
     assert not runs_at_import(FACTORY_TRAIN + 'if __name__ == "__main__":\n    step(1, 2)\n')

@@ -640,6 +640,12 @@ Located = tuple[Optional[Path], ClassFacts]  # the defining file (None: the file
 Source = tuple[Optional[Path], Union[ClassFacts, str]]
 
 
+def _takes_no_arguments(arguments: ast.arguments, bound: int = 0) -> bool:
+    """Whether a call with no arguments fills every parameter (after ``bound`` ones, `self`)."""
+    positional = len(arguments.posonlyargs) + len(arguments.args) - bound
+    return positional <= len(arguments.defaults) and None not in arguments.kw_defaults
+
+
 def _common_prefix(left: Path, right: Optional[Path]) -> int:
     if right is None:
         return 0
@@ -861,9 +867,7 @@ class ProjectIndex:
                 for item in facts.node.body
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__"
             )
-            arguments = init.args
-            positional = len(arguments.posonlyargs) + len(arguments.args) - 1
-            return positional <= len(arguments.defaults) and None not in arguments.kw_defaults
+            return _takes_no_arguments(init.args, bound=1)  # self
         if depth > _DEPTH or len(facts.bases) != 1:
             return False
         parents = self.resolve(facts.bases[0], where)
@@ -1070,11 +1074,7 @@ class ProjectIndex:
         if function is None:
             return None
         defined_in, node = function
-        arguments = node.args
-        required = len(arguments.posonlyargs) + len(arguments.args) - len(arguments.defaults)
-        if required > 0 or None in arguments.kw_defaults:
-            return None
-        return defined_in, node.name
+        return (defined_in, node.name) if _takes_no_arguments(node.args) else None
 
     def _with_loss_builder(self, where: Optional[Path]) -> Optional[tuple[Optional[Path], str, str]]:
         """`nn.WithLossCell(Backbone(), nn.SomeLoss(...))` in ``where``: every such call there

@@ -1,4 +1,4 @@
-"""A notebook's definitions as a module verify can import: its cells with only what defines things.
+"""What of a module verify may import: a notebook's definitions, and whether a project file runs code.
 
 Importing a notebook's cells as they are would run all of them: the download, the dataset, the
 training loop. Verify needs only what its train steps and grad functions are made of, so the
@@ -9,7 +9,8 @@ numbers stay those of the cells' module. What reads a name left out when it is d
 assignment from `cfg`, a default argument `lr=cfg.lr`) is left out too; a class whose methods read
 one (`cfg = edict({...})`) fails in BEFORE as well: the row says "could not run", never "equal".
 
-Pure: text in, text out.
+``runs_at_import`` says whether a project file (the one that builds a step's network) may be
+imported as it is. Pure: text in, text or a verdict out.
 """
 
 from __future__ import annotations
@@ -81,10 +82,17 @@ def _names_only(target: ast.expr) -> bool:
     return isinstance(target, ast.Name)
 
 
+def _guarded_imports(statement: ast.stmt) -> bool:
+    """`try: import x` / `except ImportError: x = None`."""
+    return isinstance(statement, ast.Try) and all(
+        isinstance(item, (ast.Import, ast.ImportFrom)) for item in statement.body
+    )
+
+
 def _keeps(statement: ast.stmt, callable_names: frozenset[str], defined: set[str]) -> bool:
     """Whether importing ``statement`` only defines things, from names already ``defined``."""
-    if isinstance(statement, ast.Try):  # `try: import x` / `except ImportError: x = None`
-        return all(isinstance(item, (ast.Import, ast.ImportFrom)) for item in statement.body)
+    if isinstance(statement, ast.Try):
+        return _guarded_imports(statement)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return True
     if not isinstance(statement, (*_DEFINITIONS, ast.Assign, ast.AnnAssign)):
@@ -123,3 +131,23 @@ def definitions_text(text: str) -> str:
         for index in range(first - 1, statement.end_lineno or statement.lineno):
             lines[index] = ""
     return "\n".join(lines)
+
+
+def runs_at_import(text: str) -> bool:
+    """Whether importing ``text`` does more than define things: a module-level call or loop
+    outside an ``if __name__ == "__main__"`` guard (a training script that trains when imported).
+    Unlike ``definitions_text``, assignments count as quiet whatever they call (a config read at
+    import is a project's normal): the file is imported as it is, or not at all."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    for statement in tree.body:
+        if isinstance(statement, (*_DEFINITIONS, ast.Assign, ast.AnnAssign)) or _guarded_imports(statement):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, ast.If) and "__main__" in ast.dump(statement.test):
+            continue
+        return True
+    return False

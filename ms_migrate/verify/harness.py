@@ -559,7 +559,7 @@ def _project_network_site(
         if loss:  # the script's nn.WithLossCell(backbone, loss), the loss built with its defaults
             network = nn.WithLossCell(network, getattr(nn, loss)())
         network.set_train()
-        project_network.count_dropouts(network)
+        project_network.replace_dropouts(network)
         return network
 
     def forward(network: nn.Cell, inputs: tuple) -> None:

@@ -8,8 +8,7 @@ nearest folder above the file that holds each top-level name the file imports ab
 as a training script run from its project's root would have it. A file without relative imports
 stays a top-level module: importing its package would run ``__init__.py`` files it never needed.
 
-The parent calls ``import_place`` (it looks at the file system, it imports nothing) and
-``runs_at_import`` (may the file that builds a step's network be imported at all); the worker
+The parent calls ``import_place`` (it looks at the file system, it imports nothing); the worker
 calls ``missing_module_hint`` when an import fails, to say which ``python-path`` entry would help.
 """
 
@@ -119,37 +118,3 @@ def missing_module_hint(
         return ""  # on the path already: what is missing lies inside it, no entry brings it
     entry = os.path.relpath(holder, project_root) if project_root else str(holder)
     return f'{holder} holds {top!r}: set python-path = ["{entry}"] in {table}'
-
-
-_QUIET = (
-    ast.Import,
-    ast.ImportFrom,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Assign,
-    ast.AnnAssign,
-)
-
-
-def runs_at_import(text: str) -> bool:
-    """Whether importing ``text`` does more than define things: a module-level call or loop
-    outside an ``if __name__ == "__main__"`` guard (a training script that trains when imported).
-    Assignments count as quiet (a config read at import is a project's normal)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return True
-    for statement in tree.body:
-        if isinstance(statement, _QUIET):
-            continue
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            continue  # a docstring
-        if isinstance(statement, ast.If) and "__main__" in ast.dump(statement.test):
-            continue
-        if isinstance(statement, ast.Try) and all(
-            isinstance(item, (ast.Import, ast.ImportFrom)) for item in statement.body
-        ):
-            continue
-        return True
-    return False

@@ -64,7 +64,7 @@ def _keep_probability(dropout: nn.Cell) -> float:
     return float(keep) if isinstance(keep, (int, float)) else 0.5
 
 
-def count_dropouts(network: nn.Cell) -> int:
+def replace_dropouts(network: nn.Cell) -> int:
     """Replace every MindSpore dropout Cell inside ``network`` with a ``CountedAnyDropout``; how many."""
     replaced = 0
     for _, cell in list(network.cells_and_names()):

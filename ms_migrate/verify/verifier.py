@@ -16,7 +16,8 @@ from typing import Optional
 
 from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
-from ms_migrate.verify.imports import ImportPlace, import_place, runs_at_import
+from ms_migrate.verify.definitions import runs_at_import
+from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
