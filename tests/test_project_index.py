@@ -100,7 +100,7 @@ def test_a_network_built_by_a_factory_in_another_file_is_found(tmp_path: Path) -
     project = _project(tmp_path, train)
     (project / "src" / "factories.py").write_text(FACTORIES)
     output, step = _upgrade(project)
-    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+    assert "GradOperation" in step and "MSR015" in output and "MSR019" not in output
 
 
 def test_a_network_unpacked_from_a_helper_s_tuple_is_found(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_a_network_unpacked_from_a_helper_s_tuple_is_found(tmp_path: Path) -> No
     project = _project(tmp_path, train)
     (project / "src" / "factories.py").write_text(FACTORIES)
     output, step = _upgrade(project)
-    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+    assert "GradOperation" in step and "MSR015" in output and "MSR019" not in output
 
 
 def test_a_fixed_network_keeps_the_direct_form_without_a_note(tmp_path: Path) -> None:
@@ -125,31 +125,32 @@ def test_a_fixed_network_keeps_the_direct_form_without_a_note(tmp_path: Path) ->
     )
     output, step = _upgrade(_project(tmp_path, train))
     assert "grads = ms.grad(self.network, None, self.optimizer.parameters)(*inputs)" in step
-    assert "MSN003" not in output and "MSN001" in output
+    assert "MSR019" not in output and "MSN001" in output
 
 
-def test_an_unknown_network_gets_the_graph_mode_note(tmp_path: Path) -> None:
+def test_an_unknown_network_with_star_inputs_is_left_alone(tmp_path: Path) -> None:
+    """Converted with a note, such steps failed in GRAPH mode in 3 of 5 wild sites run by hand."""
     train = (
         "from src.step import TrainStep\n\n"
         "def main(build, optimizer):\n    return TrainStep(build(), optimizer)\n"
     )
     output, step = _upgrade(_project(tmp_path, train))
-    assert "ms.grad(self.network" in step and "MSN003" in output
+    assert "GradOperation" in step and "ms.grad" not in step and "MSR019" in output
     assert "no file of this run builds" not in output  # train.py builds it, with an unknown network
 
 
-def test_the_graph_mode_note_says_when_no_file_builds_the_step(tmp_path: Path) -> None:
+def test_the_unknown_network_reason_says_when_no_file_builds_the_step(tmp_path: Path) -> None:
     """A copy of a step no script uses (14 of the 18 steps verify found differing on the
-    `*inputs` probe in the zoos): the note says why no run can show the network."""
+    `*inputs` probe in the zoos): the reason says why no run can show the network."""
     project = _project(tmp_path, "import src.networks\n")
     output, _ = _upgrade(project)
-    assert "MSN003 no file of this run builds TrainStep or a subclass of it" in output
+    assert "no file of this run builds TrainStep or a subclass of it" in output and "MSR019" in output
     (project / "src" / "fast.py").write_text(
         "from src.step import TrainStep\n\n\nclass FastStep(TrainStep):\n    pass\n"
     )
     (project / "src" / "step.py").write_text(STEP.format(set_grad=""))
     output, _ = _upgrade(project)
-    assert "MSN003" in output and "no file of this run builds" not in output  # a subclass is
+    assert "MSR019" in output and "no file of this run builds" not in output  # a subclass is
 
 
 def test_a_same_named_class_elsewhere_in_the_tree_does_not_count(tmp_path: Path) -> None:
@@ -165,7 +166,7 @@ def test_a_same_named_class_elsewhere_in_the_tree_does_not_count(tmp_path: Path)
         "from other.step import TrainStep\nfrom src.networks import StarLoss\n\nTrainStep(StarLoss(), None)\n"
     )
     output, step = _upgrade(project)
-    assert "ms.grad(self.network" in step and "MSN003" not in output and "MSR015" not in output
+    assert "ms.grad(self.network" in step and "MSR019" not in output and "MSR015" not in output
 
 
 def test_file_facts_follow_the_last_assignment_and_bases() -> None:
@@ -249,7 +250,7 @@ def test_a_network_passed_through_a_helper_and_a_re_exported_alias_is_found(tmp_
         "    return StepAlias(net_with_loss, optimizer)\n"
     )
     output, step = _upgrade(project)
-    assert "GradOperation" in step and "MSR015" in output and "MSN003" not in output
+    assert "GradOperation" in step and "MSR015" in output and "MSR019" not in output
 
 
 # How real train scripts hand the network over (mindspore-ai/models and mindspore-lab/models):
@@ -283,7 +284,7 @@ def test_networks_handed_over_as_real_scripts_do_are_found(shape: str, tmp_path:
     train = "from src.networks import StarLoss\nfrom src.step import TrainStep\n\n" + FOUND_SHAPES[shape]
     output, step = _upgrade(_project(tmp_path, train))
     # A *inputs network whose step runs a separate forward without set_grad(): left alone.
-    assert "MSR015" in output and "MSN003" not in output, output
+    assert "MSR015" in output and "MSR019" not in output, output
     assert "GradOperation" in step
 
 
@@ -296,9 +297,9 @@ def test_mindspore_s_with_loss_cell_is_a_network_of_two_inputs(tmp_path: Path) -
     )
     output, step = _upgrade(_project(tmp_path, train))
     assert "grads = ms.grad(self.network, None, self.optimizer.parameters)(*inputs)" in step, output
-    assert "MSN003" not in output
+    assert "MSR019" not in output
     # A WithLossCell the run imports from elsewhere is not MindSpore's: still unknown.
     other = train.replace("nn.WithLossCell(", "WithLossCell(")
     other = other.replace("import mindspore.nn as nn\n", "from losses import WithLossCell\n")
     output, _ = _upgrade(_project(tmp_path / "other", other))
-    assert "MSN003" in output
+    assert "MSR019" in output

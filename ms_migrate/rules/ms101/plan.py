@@ -87,7 +87,6 @@ class Plan:
     wrap_single: bool = False  # get_all on one input: GradOperation returns a 1-tuple
     removals: list[Statement] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    built_nowhere: str = ""  # for MSN003: the step's class, when no file of the run builds it
 
     @property
     def wrapper(self) -> bool:
@@ -453,7 +452,8 @@ def _planned(
         return positions
     position, wrap_single = positions
     set_grad = set_grad_on(analysis, net, application.function)
-    given = None if any(arg.star for arg in call.inputs) else len(call.inputs)
+    # With the sens inside *args, the inputs are that starred argument less its last: a count unknown here.
+    given = None if call.sens_in_star or any(arg.star for arg in call.inputs) else len(call.inputs)
     shape = network_shape(site, application, net, given) if network_shape is not None else None
     scaled = _scaled(application, flags, spelling.sens, call, net, shape, target)
     if isinstance(scaled, Refusal):
@@ -465,8 +465,6 @@ def _planned(
     wrapped = _wrapped(application, net, call, shape, scaled, set_grad, separate_forward, forward, position)
     if isinstance(wrapped, Refusal):
         return wrapped
-    wrapper, note = wrapped
-    notes += [note] if note else []
     plan = Plan(
         site=site,
         application=application,
@@ -479,14 +477,14 @@ def _planned(
         scaled_by=call.sens if scaled else None,  # type: ignore[arg-type]
         aux="has_aux" if spelling.module == "mindspore" else "stop_gradient",
         forward=forward,
-        wrapper_for=wrapper,
+        wrapper_for=wrapped,
         wrap_single=wrap_single,
         notes=notes,
     )
     if forward is not None and isinstance(forward.target, (ast.Tuple, ast.List)):
         plan.notes.append("MSN002")
     in_construct = application.function is not None and application.function.name == "construct"
-    if site.placement == "attribute" and not in_construct and (forward is not None or scaled or wrapper):
+    if site.placement == "attribute" and not in_construct and (forward is not None or scaled or wrapped):
         # A helper method's call path and mode are not visible here; only the direct form, which
         # is exact in both modes, is written there.
         return Refusal("MSR005", f"applied in {application.function.name}()")  # type: ignore[union-attr]
@@ -688,13 +686,16 @@ def _wrapped(
     separate_forward: bool,
     forward: Optional[ForwardMatch],
     position: GradPosition,
-) -> Union[tuple[str, Optional[str]], Refusal]:
+) -> Union[str, Refusal]:
     """Why the network is differentiated through a def around it ("varargs", "defaults"; "": it
-    is not), and the note for a network whose signature is not known (MSN003)."""
+    is not); a network whose signature is not known and may take *args is left alone (MSR019)."""
     inputs = call.inputs
     if shape in INDIRECT and not scaled:
         assert shape is not None
         code = "MSR015" if shape == "varargs" else "MSR017"
+        if call.sens_in_star:
+            # The def would have to name the network's inputs, and they are *args less its last.
+            return Refusal("MSR013", "the sens is the last of *args: no def can name the network's inputs")
         if separate_forward and forward is None:
             why = "that cannot merge with the grad" if set_grad else "without set_grad() on it"
             return Refusal(code, f"{code_of(net)} also runs a separate forward here, {why}")
@@ -703,14 +704,14 @@ def _wrapped(
             return Refusal(code, "mixed starred and plain inputs")
         if packed and position is not None:
             return Refusal(code, "input gradients through packed *inputs")
-        return shape, None
+        return shape
     if (
         shape is None
         and not scaled
         and (any(arg.star for arg in call.args) or _takes_varargs(application.function))
     ):
-        return "", "MSN003"
-    return "", None
+        return Refusal("MSR019")
+    return ""
 
 
 def unshared_argument(function: Optional[Function], inputs: Sequence[Argument]) -> Optional[str]:

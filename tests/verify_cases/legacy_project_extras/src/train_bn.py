@@ -1,6 +1,6 @@
 """A `*inputs` train step whose network's class the tool cannot see (it is built by the project's
-verify factory): the rewrite differentiates the network directly and says so (MSN003). The
-factory's network takes only `*inputs`, which GRAPH mode cannot differentiate that way."""
+verify factory): left alone (MSR019). The factory's network takes only `*inputs`, which GRAPH mode
+cannot differentiate directly, as the rewrite once did."""
 import mindspore.nn as nn
 from mindspore import ParameterTuple
 from mindspore.ops import composite as C
