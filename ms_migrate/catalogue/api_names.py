@@ -1,0 +1,202 @@
+"""List the public names of the installed MindSpore: every module a user can import and what it holds.
+
+Run inside a runtime (``python -m ms_migrate.catalogue api-names``); the release facts in
+``rules/releases/`` are the differences between these lists, one per release
+(``ms_migrate.catalogue.releases``). A diff of what two real releases export is what says that a
+name is gone, where a catalogue built from what a release still marks deprecated cannot: a removed
+name is in no catalogue of the release that removed it.
+
+What is listed: each importable module under ``mindspore`` whose dotted path has no segment that
+starts with an underscore (plus ``PRIVATE_BUT_USED``, private modules that public code imports),
+and in each, the attributes without a leading underscore that are not other packages' modules or
+objects (``np``, ``wraps``). Class members are not listed. For the modules named on the command
+line, the call signature of each callable is listed too (``str(inspect.signature(...))``), so
+that a moved name can be compared with its replacement.
+
+Imports: the standard library and MindSpore only, as this runs in per-version environments
+(Python 3.9 for the 1.x releases).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+import os
+import pkgutil
+import sys
+import warnings
+from typing import Any, Optional
+
+# Private modules that public code imports all the same (mindspore-ai/models: `Validator` from
+# `mindspore._checkparam` in 60-odd files).
+PRIVATE_BUT_USED = ("mindspore._checkparam",)
+# Subpackages that hold no Python API, or whose import needs hardware or a server.
+SKIPPED = (
+    "mindspore.lib",
+    "mindspore.include",
+    "mindspore.offline_debug",
+    "mindspore.ops_generate",
+    "mindspore.akg",
+    "mindspore.lite",
+)
+
+
+def _quiet() -> None:
+    os.environ.setdefault("GLOG_v", "3")
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+
+
+def _public_path(name: str) -> bool:
+    if name in PRIVATE_BUT_USED:
+        return True
+    parts = name.split(".")
+    return not any(part.startswith("_") for part in parts) and not name.startswith(SKIPPED)
+
+
+def _own(value: Any) -> bool:
+    """A value MindSpore defines or re-exports as its own, not another package's module or object.
+    A MindSpore module imported under another name is listed there too (2.10's
+    `mindspore.train.serialization.Validator` is the module `mindspore._checkparam`, where 1.10
+    had a class: an import of it still works)."""
+    if inspect.ismodule(value):
+        return value.__name__.startswith("mindspore")
+    owner = getattr(value, "__module__", None)
+    if isinstance(owner, str) and (inspect.isclass(value) or inspect.isroutine(value)):
+        return owner.startswith(("mindspore", "_mindspore", "mindspore_"))
+    return True
+
+
+def _facade(module: Any, compared: tuple[str, ...]) -> bool:
+    """A module users import names from: a package, or one of the documented namespaces
+    (`mindspore.ops.functional`). Another module's imports of functions and classes defined
+    elsewhere (`load_checkpoint` in `mindspore.train.model`) are its own business, not listed,
+    unless its `__all__` exports them (2.x's `mindspore.nn.metrics`, a module that re-exports
+    `mindspore.train.metrics`), or it is one a declared move compares (``compared``: 1.x's
+    `c_transforms` hands out `Inter` from `vision.utils`)."""
+    from ms_migrate.catalogue.scan import PUBLIC_MODULES
+
+    return hasattr(module, "__path__") or module.__name__ in (*PUBLIC_MODULES, *compared)
+
+
+def _names_of(module: Any, compared: tuple[str, ...] = ()) -> list[str]:
+    facade = _facade(module, compared)
+    exported = set(getattr(module, "__all__", None) or ())
+    names = []
+    for attribute in dir(module):
+        if attribute.startswith("_"):
+            continue
+        try:
+            value = getattr(module, attribute)
+        except Exception:  # a lazy attribute that fails to load is not there to use
+            continue
+        if not _own(value):
+            continue
+        defined_in = getattr(value, "__module__", None)
+        imported = (inspect.isclass(value) or inspect.isroutine(value)) and defined_in != module.__name__
+        if facade or not imported or attribute in exported:
+            names.append(attribute)
+    return sorted(names)
+
+
+def _import(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except BaseException:  # a module that fails to import (a missing library, an exit) is absent
+        return None
+
+
+_OPAQUE = "(*args, **kwargs)"
+
+
+def _through_closures(function: Any) -> Any:
+    """The function a decorator without ``functools.wraps`` closes over (1.x's
+    ``deprecator_factory`` wraps the dataset ops' ``__init__`` so): the first callable in its
+    closure, followed while the signature says nothing."""
+    for _ in range(8):
+        if str(inspect.signature(function)) != _OPAQUE:
+            break
+        inner = [
+            cell.cell_contents
+            for cell in function.__closure__ or ()
+            if inspect.isfunction(cell.cell_contents)
+        ]
+        if not inner:
+            break
+        function = inner[0]
+    return function
+
+
+def _parameters(signature: inspect.Signature) -> list[list[Any]]:
+    """Each parameter as ``[name, kind, default]``: kind as ``inspect`` names it
+    (``POSITIONAL_OR_KEYWORD``), default as its ``repr``, or None where there is none."""
+    return [
+        [
+            parameter.name,
+            parameter.kind.name,
+            None if parameter.default is inspect.Parameter.empty else repr(parameter.default),
+        ]
+        for parameter in signature.parameters.values()
+    ]
+
+
+def _signature(value: Any) -> Optional[list[list[Any]]]:
+    try:
+        if inspect.isclass(value) and inspect.isfunction(value.__init__):
+            return _parameters(inspect.signature(_through_closures(value.__init__)))[1:]
+        if inspect.isfunction(value):
+            return _parameters(inspect.signature(_through_closures(value)))
+        return _parameters(inspect.signature(value))
+    except (TypeError, ValueError):  # a builtin without text signature, or no callable at all
+        return None
+
+
+def signatures_of(module_name: str) -> dict[str, Optional[list[list[Any]]]]:
+    """``{name: [[parameter, kind, default], ...]}`` for the callables of one module; None for a
+    callable whose signature cannot be read."""
+    module = _import(module_name)
+    if module is None:
+        return {}
+    found = {}
+    for name in _names_of(module, (module_name,)):
+        value = getattr(module, name, None)
+        if callable(value) and not inspect.ismodule(value):
+            found[name] = _signature(value)
+    return found
+
+
+def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
+    """{"mindspore": release, "modules": {module: [name, ...]}, "signatures": {module: {...}}} for
+    every importable public module, with signatures for ``signature_modules``."""
+    _quiet()
+    root = importlib.import_module("mindspore")
+    modules: dict[str, list[str]] = {}
+    pending = ["mindspore", *PRIVATE_BUT_USED]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen or not _public_path(name):
+            continue
+        seen.add(name)
+        module = _import(name)
+        if module is None:
+            continue
+        modules[name] = _names_of(module, signature_modules)
+        for info in pkgutil.iter_modules(getattr(module, "__path__", None) or []):
+            pending.append(f"{name}.{info.name}")
+    return {
+        "mindspore": getattr(root, "__version__", ""),
+        "modules": dict(sorted(modules.items())),
+        "signatures": {name: signatures_of(name) for name in signature_modules if name in modules},
+    }
+
+
+def main() -> None:
+    listing = list_names(tuple(sys.argv[1:]))
+    sys.stdout.write(json.dumps(listing, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

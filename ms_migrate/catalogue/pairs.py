@@ -1,0 +1,148 @@
+"""Prove each release pair by running it: the old spelling on the last release that has it, the new
+one on the target, the same inputs, the numbers compared. A pair that is not equal is not a fix.
+
+``python -m ms_migrate.catalogue prove --out rules/releases/proofs.json`` runs every case of
+``rules/releases/proof_cases.json`` (each runtime made first: ``ms-migrate runtime install
+--all``) and writes one row per pair; ``docs/release-pairs.md`` is rendered from those rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ms_migrate.releases import ApiFacts
+from ms_migrate.versions import Version
+
+GENERATOR = "ms-migrate catalogue prove"
+RTOL = 1e-6  # floats: jit may fuse differently across releases; pixels and ints compare exactly
+
+
+@dataclass(frozen=True)
+class Case:
+    old: str
+    new: str
+    call: str
+    setup: str
+    inputs: str
+
+    def side(self, name: str) -> dict[str, str]:
+        module = name.rpartition(".")[0]
+        return {"name": name, "call": self.call, "setup": self.setup.replace("{module}", module)}
+
+
+def load_cases(path: Path) -> list[Case]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        Case(item["old"], item["new"], item["call"], item.get("setup", ""), item.get("inputs", ""))
+        for item in data["cases"]
+    ]
+
+
+def run_side(python: str, cases: list[dict[str, str]], timeout: float = 600) -> list[dict[str, Any]]:
+    """``pair_side`` run by a runtime's interpreter on ``cases``, in a scratch folder."""
+    checkout = str(Path(__file__).resolve().parents[2])
+    environment = {**os.environ, "PYTHONPATH": checkout, "GLOG_v": "3"}
+    completed = subprocess.run(
+        [python, "-m", "ms_migrate.catalogue.pair_side"],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        check=False,
+    )
+    rows = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+    if len(rows) != len(cases):
+        tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
+        rows += [{"error": f"the runtime stopped: {tail[0][:200]}"}] * (len(cases) - len(rows))
+    return rows
+
+
+def same(before: Any, after: Any) -> bool:
+    """Outputs equal: the same structure, dtypes and shapes, integers exactly, floats to RTOL."""
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(same(x, y) for x, y in zip(before, after))
+    if isinstance(before, dict) and isinstance(after, dict):
+        if before.get("dtype") != after.get("dtype") or before.get("shape") != after.get("shape"):
+            return False
+        return _values_close(before.get("values"), after.get("values"))
+    return bool(before == after)
+
+
+def _values_close(before: Any, after: Any) -> bool:
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(_values_close(x, y) for x, y in zip(before, after))
+    if isinstance(before, float) or isinstance(after, float):
+        return math.isclose(before, after, rel_tol=RTOL, abs_tol=RTOL)
+    return bool(before == after)
+
+
+def verdict(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    if "error" in before:
+        return f"the old spelling fails: {before['error']}"
+    if "error" in after:
+        return f"the new spelling fails: {after['error']}"
+    return "equal" if same(before["output"], after["output"]) else "differs"
+
+
+def prove(cases: list[Case], facts: ApiFacts, pythons: Mapping[Version, str]) -> dict[str, Any]:
+    """Run every case; the old side on the newest release before the target that has it."""
+    target = max(facts.releases)
+    plans: dict[Version, list[tuple[int, str]]] = {}
+    old_on: list[Optional[Version]] = []
+    for index, case in enumerate(cases):
+        release = facts.last_with(case.old, target)
+        old_on.append(release)
+        if release is not None:
+            plans.setdefault(release, []).append((index, "old"))
+        plans.setdefault(target, []).append((index, "new"))
+    outputs: dict[tuple[int, str], dict[str, Any]] = {}
+    for release, work in plans.items():
+        sides = [
+            cases[index].side(cases[index].old if side == "old" else cases[index].new) for index, side in work
+        ]
+        for key, row in zip(work, run_side(pythons[release], sides)):
+            outputs[key] = row
+    pairs = []
+    for index, case in enumerate(cases):
+        release = old_on[index]
+        before = outputs.get((index, "old"), {"error": "no release checked has it"})
+        pairs.append(
+            {
+                "old": case.old,
+                "new": case.new,
+                "old_on": facts.labels.get(release, "") if release is not None else "",
+                "new_on": facts.labels[target],
+                "call": case.call,
+                "inputs": case.inputs,
+                "result": verdict(before, outputs[(index, "new")]),
+            }
+        )
+    return {"generator": GENERATOR, "pairs": pairs}
+
+
+def render_table(proofs: Mapping[str, Any]) -> str:
+    """The Markdown table of ``docs/release-pairs.md``."""
+    rows = [
+        "| old spelling | new spelling | old on | new on | call | inputs | result |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for pair in proofs["pairs"]:
+        cells = [
+            f"`{pair['old']}`",
+            f"`{pair['new']}`",
+            pair["old_on"],
+            pair["new_on"],
+            f"`{pair['call']}`",
+            pair["inputs"],
+            pair["result"],
+        ]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,235 @@
+"""What each MindSpore release has: the facts in ``rules/releases/``, loaded for the rules.
+
+``api.json`` is generated from the real releases (``python -m ms_migrate.catalogue releases``):
+for every public module and name, the releases checked that have it, and for the modules the
+declared moves name, each callable's parameters on each release. ``moves.json`` declares, by
+hand and with its source, what MindSpore moved or renamed. ``proofs.json`` (``python -m
+ms_migrate.catalogue prove``) says which pairs ran with the same numbers on both sides: a pair
+that did not is never a fix.
+
+A target between two releases checked (2.0-2.6 lie between 1.10 and 2.7) lacks a name only when
+both of them lack it; a target past the newest is read as the newest.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Optional
+
+from ms_migrate.data import rules_path
+from ms_migrate.versions import Version
+
+Parameter = tuple[str, str, Optional[str]]  # name, kind as inspect names it, default's repr
+POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+KEYWORD = ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY")
+
+
+@dataclass(frozen=True)
+class Move:
+    """A name or module MindSpore moved: ``new`` is None where nothing replaces it."""
+
+    old: str
+    new: Optional[str]
+    kind: str  # "name" or "module"
+    review: str  # why no use of it is fixed; "" where a use that binds alike is
+    source: str
+
+    def replacement(self, old_name: str) -> Optional[str]:
+        """The new spelling of ``old_name``: the move's own, or for a module move the same name
+        in the new module."""
+        if self.new is None:
+            return None
+        if old_name == self.old:
+            return self.new
+        if self.kind == "module" and old_name.startswith(self.old + "."):
+            return self.new + old_name[len(self.old) :]
+        return None
+
+
+@dataclass(frozen=True)
+class ApiFacts:
+    releases: tuple[Version, ...]  # the releases checked, oldest first
+    labels: dict[Version, str]  # 1.10 -> "1.10.0"
+    modules: dict[str, frozenset[Version]]
+    names: dict[str, frozenset[Version]]  # "module.name" -> releases
+    signatures: dict[str, tuple[tuple[frozenset[Version], Optional[tuple[Parameter, ...]]], ...]]
+    moves: tuple[Move, ...]
+    proven: dict[tuple[str, str], str]  # (old, new) -> "equal" or why not
+
+    def around(self, target: Version) -> tuple[Version, ...]:
+        """The releases checked that stand for ``target``: itself, or the two either side of it."""
+        lower = [release for release in self.releases if release <= target]
+        upper = [release for release in self.releases if release >= target]
+        return tuple(sorted({*lower[-1:], *upper[:1]}))
+
+    def _present(self, releases: Optional[frozenset[Version]], target: Version) -> Optional[bool]:
+        if releases is None:
+            return None
+        return any(release in releases for release in self.around(target))
+
+    def has_module(self, module: str, target: Version) -> Optional[bool]:
+        """Whether ``target`` has ``module``; None where no release checked has it."""
+        return self._present(self.modules.get(module), target)
+
+    def has_name(self, dotted: str, target: Version) -> Optional[bool]:
+        """Whether ``target`` has ``module.name``; None where no release checked has it."""
+        return self._present(self.names.get(dotted), target)
+
+    def missing_module(self, dotted: str, target: Version) -> Optional[str]:
+        """The longest module of ``dotted`` (itself or a parent) that some release has and
+        ``target`` lacks, or None."""
+        parts = dotted.split(".")
+        for end in range(len(parts), 1, -1):
+            module = ".".join(parts[:end])
+            if self.has_module(module, target) is False:
+                return module
+        return None
+
+    def last_with(self, dotted: str, target: Version) -> Optional[Version]:
+        """The newest release older than ``target`` that has ``dotted`` (a module or a name)."""
+        releases = self.modules.get(dotted) or self.names.get(dotted) or frozenset()
+        return max((release for release in releases if release < target), default=None)
+
+    def first_with(self, dotted: str, target: Version) -> Optional[Version]:
+        """The oldest release newer than ``target`` that has ``dotted``."""
+        releases = self.modules.get(dotted) or self.names.get(dotted) or frozenset()
+        return min((release for release in releases if release > target), default=None)
+
+    def signature(self, dotted: str, release: Version) -> Optional[tuple[Parameter, ...]]:
+        for releases, parameters in self.signatures.get(dotted, ()):
+            if release in releases:
+                return parameters
+        return None
+
+    def move_of(self, old_name: str) -> Optional[Move]:
+        """The declared move that covers ``old_name`` (the longest old spelling first)."""
+        found = [move for move in self.moves if move.old == old_name or old_name.startswith(move.old + ".")]
+        return max(found, key=lambda move: len(move.old), default=None)
+
+    def checked(self) -> str:
+        """The releases checked, as a reader wants them: "1.7-1.10, 2.7-2.10"."""
+        runs: list[list[Version]] = []
+        for release in self.releases:
+            if runs and runs[-1][-1].major == release.major and release.minor == runs[-1][-1].minor + 1:
+                runs[-1].append(release)
+            else:
+                runs.append([release])
+        return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def binds_alike(
+    old: Optional[tuple[Parameter, ...]],
+    new: Optional[tuple[Parameter, ...]],
+    call: Optional[ast.Call],
+) -> Optional[str]:
+    """None when ``call`` (None: a use that is not a call) binds its arguments to the same
+    parameters of ``old`` and ``new``, with the same defaults for those it leaves out; else why not.
+
+    A parameter the new side added must have a default; one the old side had and the call
+    leaves out may be gone from the new side (what its default did is the pair's proof to show).
+    A use that is not a call needs the same signature on both sides."""
+    if old is None or new is None:
+        return "a signature that cannot be read"
+    if call is None:
+        return None if old == new else "not called here, and the signatures differ"
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords):
+        return "arguments passed with * or **"
+    old_named = {parameter[0]: parameter for parameter in old}
+    new_named = {parameter[0]: parameter for parameter in new}
+    passed: set[str] = set()
+    for index in range(len(call.args)):
+        before, after = _positional(old, index), _positional(new, index)
+        if before is None or after is None:
+            return f"positional argument {index + 1} has no positional parameter on one side"
+        if (before[1] == "VAR_POSITIONAL") != (after[1] == "VAR_POSITIONAL"):
+            return f"positional argument {index + 1} lands on {before[0]} / {after[0]}"
+        passed.update((before[0], after[0]))
+    for keyword in call.keywords:
+        name = keyword.arg or ""
+        before, after = old_named.get(name), new_named.get(name)
+        if before is None or after is None or before[1] not in KEYWORD or after[1] not in KEYWORD:
+            return f"keyword {name}= has no parameter of that name on one side"
+        passed.add(name)
+    for name, kind, default in old:
+        counterpart = new_named.get(name)
+        if name in passed or kind.startswith("VAR_") or counterpart is None:
+            continue
+        if counterpart[2] != default:
+            return f"the default of {name} changed from {default} to {counterpart[2]}"
+    for name, kind, default in new:
+        if name not in passed and name not in old_named and default is None and not kind.startswith("VAR_"):
+            return f"the new side requires {name}"
+    return None
+
+
+def _positional(parameters: tuple[Parameter, ...], index: int) -> Optional[Parameter]:
+    """The parameter a positional argument at ``index`` binds to: a named one, or *args."""
+    for position, parameter in enumerate(parameters):
+        if parameter[1] == "VAR_POSITIONAL":
+            return parameter
+        if position == index:
+            return parameter if parameter[1] in POSITIONAL else None
+    return None
+
+
+def _parameters(listed: Optional[list[list[Any]]]) -> Optional[tuple[Parameter, ...]]:
+    if listed is None:  # a callable whose signature the generator could not read
+        return None
+    return tuple((str(name), str(kind), default) for name, kind, default in listed)
+
+
+def _releases_of(spec: str, order: list[str]) -> frozenset[Version]:
+    found: set[Version] = set()
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        start, end = order.index(first), order.index(last or first)
+        found.update(Version.parse(release) for release in order[start : end + 1])
+    return frozenset(found)
+
+
+def _load_json(name: str) -> Optional[dict[str, Any]]:
+    try:
+        return json.loads(rules_path(name).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+@cache
+def api_facts() -> Optional[ApiFacts]:
+    """The release facts this installation ships; None where it ships none."""
+    data = _load_json("releases/api.json")
+    if data is None:
+        return None
+    order = list(data["releases"])
+    modules: dict[str, frozenset[Version]] = {}
+    names: dict[str, frozenset[Version]] = {}
+    parsed: dict[str, frozenset[Version]] = {}
+    for module, entry in data["modules"].items():
+        modules[module] = parsed.setdefault(entry["in"], _releases_of(entry["in"], order))
+        for spec, short_names in entry["names"].items():
+            releases = parsed.setdefault(spec, _releases_of(spec, order))
+            for short in short_names:
+                names[f"{module}.{short}"] = releases
+    signatures = {
+        dotted: tuple(
+            (_releases_of(spec, order), _parameters(parameters)) for spec, parameters in by_spec.items()
+        )
+        for dotted, by_spec in data.get("signatures", {}).items()
+    }
+    moves_data = _load_json("releases/moves.json") or {"moves": []}
+    moves = tuple(
+        Move(item["old"], item.get("new"), item["kind"], item.get("review", ""), item.get("source", ""))
+        for item in moves_data["moves"]
+    )
+    proofs = _load_json("releases/proofs.json") or {"pairs": []}
+    proven: dict[tuple[str, str], str] = {}
+    for item in proofs["pairs"]:  # a pair with several cases is equal only when each is
+        key = (item["old"], item["new"])
+        if proven.get(key, "equal") == "equal":
+            proven[key] = item["result"]
+    releases = tuple(Version.parse(release) for release in order)
+    labels = {Version.parse(release): label for release, label in data["releases"].items()}
+    return ApiFacts(releases, labels, modules, names, signatures, moves, proven)

@@ -1,0 +1,487 @@
+"""MS211: a MindSpore module or name that the target release does not have.
+
+The first error a migrated script meets is an `AttributeError` or `ModuleNotFoundError` on a
+name its new MindSpore no longer has (`mindspore.dataset.vision.c_transforms`, gone in 2.8;
+`mindspore.ms_function`, gone by 2.7), or, going down, on one the old release does not have yet.
+A deprecation catalogue cannot see these: a removed name is in no catalogue of the release that
+removed it. What each release has is read from the releases themselves
+(rules/releases/api.json, `python -m ms_migrate.catalogue releases`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Optional, Union
+
+from ms_migrate.analysis.names import dotted_name
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.releases import ApiFacts, Move, api_facts, binds_alike
+from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rules.base import Example, Examples, Rule
+from ms_migrate.versions import Version
+
+# Names another rule rewrites for the target, with its own reasons: MS201 and MS301/MS302 (the
+# functional autodiff API before 2.0 / 1.8), MS303 (jit before 2.0).
+HANDLED_ELSEWHERE = frozenset(
+    {
+        "mindspore.value_and_grad",
+        "mindspore.grad",
+        "mindspore.jit",
+        "mindspore.ops.value_and_grad",
+        "mindspore.ops.grad",
+    }
+)
+
+FIXED_IMPORT = """\
+from mindspore import jit as ms_function
+
+
+@ms_function
+def step(x):
+    return x
+"""
+
+FIXED_MODULE = """\
+import mindspore.dataset.vision as C
+
+resize = C.Resize((32, 32))
+"""
+
+
+class NameNotInTarget(Rule):
+    """A use of a MindSpore module or name that the target release does not have: it fails at
+    import (`ModuleNotFoundError`, `ImportError`) or when reached (`AttributeError`).
+
+    What each release has is computed from the releases ms-migrate can install (1.7-1.10 and
+    2.7-2.10): their importable public modules and names, diffed. A target between two of them
+    (2.0-2.6) lacks a name only when both lack it. The message says the last release checked that
+    has the name (or, for a downgrade, the first), and its replacement where MindSpore moved it
+    (rules/releases/moves.json, each move with its source in the MindSpore docs).
+
+    Fix safety: exact, and written only where (1) MindSpore moved the name, (2) the new spelling
+    exists on the target, (3) the pair ran with the same numbers on both releases
+    (rules/releases/proofs.json, `python -m ms_migrate.catalogue prove`), and (4) every use in the
+    file passes its arguments to the same parameters on both sides, with the same defaults for
+    those it leaves out (`c_transforms.Decode(rgb=True)` has no counterpart in
+    `vision.Decode(to_pil=False)`, so it is left to a human). py_transforms and private names are
+    reported with the replacement named, never fixed.
+    See https://mindspore.cn/docs/en/r1.9/api_python/mindspore.dataset.transforms.html and
+    https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.jit.html.
+    """
+
+    code = "MS211"
+    title = "MindSpore name the target release does not have"
+    kind = "lint"
+    severity = Severity.ERROR
+    examples = Examples(
+        valid=(
+            Example("from mindspore import jit\n"),
+            Example("from mindspore import ms_function\n", "1.10"),
+            Example("import mindspore.dataset.vision.c_transforms as C\n", "2.7"),
+            Example("from mindspore import value_and_grad\n", "1.9"),  # MS201's
+        ),
+        invalid=(
+            Example(
+                "from mindspore import ms_function\n\n\n@ms_function\ndef step(x):\n    return x\n",
+                fixed=FIXED_IMPORT,
+            ),
+            Example(
+                "import mindspore.dataset.vision.c_transforms as C\n\nresize = C.Resize((32, 32))\n",
+                fixed=FIXED_MODULE,
+            ),
+            Example("from mindspore._checkparam import Validator\n"),
+            Example("import mindspore as ms\nfrom mindspore import mint\n", "1.10"),
+        ),
+    )
+
+    def applies_to(self, text: str, target: Version) -> bool:
+        if target not in self.targets or "mindspore" not in text:
+            return False
+        missing = missing_at(target)
+        return missing is not None and missing.may_hold(text)
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        missing = missing_at(ctx.target)
+        if missing is not None:
+            yield from _Finder(self, ctx, missing).findings()
+
+
+@dataclass(frozen=True)
+class Missing:
+    """What one target lacks of what some release checked has, and how a text can name it.
+
+    Any spelling of `mindspore.nn.metrics.metric.Metric` writes each part of it as a word
+    (`from mindspore.nn.metrics import metric` then `metric.Metric`, or `import
+    mindspore.nn.metrics.metric as m`), and its last part after a dot or in an import: a file is
+    parsed only when it holds something missing so."""
+
+    facts: ApiFacts
+    target: Version
+    modules: frozenset[str]
+    names: frozenset[str]
+    spellings: dict[str, tuple[frozenset[str], ...]]  # last part -> the other parts of each one
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(self.spellings)
+
+    def may_hold(self, text: str) -> bool:
+        tokens = set(_IDENTIFIER.findall(text))
+        return any(
+            any(parts <= tokens for parts in self.spellings[word]) and _referenced(word).search(text)
+            for word in tokens.intersection(self.spellings)
+        )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@cache
+def _referenced(word: str) -> re.Pattern[str]:
+    """``word`` as an attribute (`.word`) or among the names an import statement imports (not
+    as the name it binds them to: `import mindspore.common.dtype as mstype` names no `mstype`)."""
+    name = rf"(?<!\bas )(?<![\w.]){word}\b"
+    return re.compile(
+        rf"\.\s*{word}\b|^[ \t]*(?:from\s[^\n]*)?import\b[^\n]*{name}|\bimport\s*\([^)]*{name}",
+        re.MULTILINE,
+    )
+
+
+@cache
+def missing_at(target: Version) -> Optional[Missing]:
+    facts = api_facts()
+    if facts is None:
+        return None
+    modules = frozenset(module for module in facts.modules if facts.has_module(module, target) is False)
+    names = frozenset(
+        name
+        for name in facts.names
+        if name not in HANDLED_ELSEWHERE
+        and facts.has_name(name, target) is False
+        and facts.has_module(name.rpartition(".")[0], target)
+    )
+    spellings: dict[str, set[frozenset[str]]] = {}
+    for dotted in (*modules, *names):
+        *parts, word = dotted.split(".")[1:]
+        spellings.setdefault(word, set()).add(frozenset(parts))
+    return Missing(facts, target, modules, names, {word: tuple(found) for word, found in spellings.items()})
+
+
+Fixed = Union[Fix, str]  # a fix, or why there is none
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What a dotted name lacks on the target: a module, or a name in a module it has."""
+
+    kind: str  # "module" or "name"
+    name: str
+
+
+class _Finder:
+    def __init__(self, rule: NameNotInTarget, ctx: FileContext, missing: Missing) -> None:
+        self.rule, self.ctx, self.missing, self.facts = rule, ctx, missing, missing.facts
+        self.lines = source_lines(ctx.text)
+
+    def findings(self) -> Iterator[Diagnostic]:
+        words = self.missing.words
+        for node in self.ctx.nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield from self._import(node)
+            elif isinstance(node, ast.Attribute) and node.attr in words and isinstance(node.ctx, ast.Load):
+                found = self._chain(node)
+                if found is not None:
+                    yield found
+
+    # --- what a name lacks ---------------------------------------------------------------
+
+    def verdict(self, dotted: str) -> Optional[_Verdict]:
+        """The first of ``dotted`` and its parents (longest first) that the facts know: lacking
+        on the target, or None when it is there (or nothing is known of it)."""
+        parts = dotted.split(".")
+        for end in range(len(parts), 1, -1):
+            prefix = ".".join(parts[:end])
+            if prefix in self.facts.modules:
+                return _Verdict("module", prefix) if prefix in self.missing.modules else None
+            if prefix in self.missing.names:
+                return _Verdict("name", prefix)
+            if prefix in self.facts.names and self.facts.has_name(prefix, self.missing.target):
+                return None  # there; a name lacking with its module is reported as the module
+        return None
+
+    # --- imports and chains --------------------------------------------------------------
+
+    def _import(self, node: Union[ast.Import, ast.ImportFrom]) -> Iterator[Diagnostic]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                verdict = self.verdict(alias.name)
+                if verdict is not None:
+                    yield self._report(
+                        alias, verdict, f"`import {alias.name}`", self._import_fix(alias, verdict)
+                    )
+            return
+        if node.level or not node.module:
+            return
+        verdict = self.verdict(node.module)
+        if verdict is not None and not self._names_moved(node):
+            fixed = self._from_module_fix(node, verdict)
+            yield self._report(node, verdict, f"`from {node.module} import`", fixed)
+            return
+        for alias in node.names:
+            dotted = f"{node.module}.{alias.name}"
+            # A name whose module is gone is reported as a name where it moved on its own.
+            found = _Verdict("name", dotted) if verdict is not None else self.verdict(dotted)
+            if found is not None:
+                yield self._report(alias, found, "", self._from_name_fix(node, alias, found))
+
+    def _names_moved(self, node: ast.ImportFrom) -> bool:
+        """Each name this statement imports has a move of its own (`Profiler` out of the removed
+        `profiler.profiling`): they are reported, and fixed, one by one."""
+        moves = [self.facts.move_of(f"{node.module}.{alias.name}") for alias in node.names]
+        return all(
+            move is not None and move.old == f"{node.module}.{alias.name}"
+            for move, alias in zip(moves, node.names)
+        )
+
+    def _chain(self, node: ast.Attribute) -> Optional[Diagnostic]:
+        """`ms.ms_function`, `vision.c_transforms`: the chain that ends in ``node`` names exactly
+        something the target lacks (what lies inside it is reported at it, not again)."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        binding = self.ctx.resolver.imports.get(root)
+        if binding is None or not binding.qualified.startswith("mindspore"):
+            return None
+        if self.verdict(binding.qualified) is not None:
+            return None  # the import of the missing module is reported, and fixed, there
+        unscoped = f"{binding.qualified}.{rest}"
+        if unscoped in self.missing.modules:
+            verdict = _Verdict("module", unscoped)
+        elif unscoped in self.missing.names:
+            verdict = _Verdict("name", unscoped)
+        else:
+            return None
+        if self.ctx.qualified_name(node) != unscoped:
+            return None  # a local name shadows the import
+        return self._report(node, verdict, f"`{dotted}`", self._chain_fix(node, verdict))
+
+    # --- messages --------------------------------------------------------------------------
+
+    def _report(self, node: ast.AST, verdict: _Verdict, shown: str, fixed: Fixed) -> Diagnostic:
+        fix = fixed if isinstance(fixed, Fix) else None
+        facts, target = self.facts, self.missing.target
+        subject = f"module `{verdict.name}`" if verdict.kind == "module" else f"`{verdict.name}`"
+        if shown and shown.strip("`") != verdict.name:
+            subject = f"{shown} ({subject})"
+        last, first = facts.last_with(verdict.name, target), facts.first_with(verdict.name, target)
+        if last is not None:
+            where = f"last in {last} of the releases checked ({facts.checked()})"
+        else:
+            where = f"first in {first} of the releases checked ({facts.checked()})"
+        message = f"{subject} is not in MindSpore {target}: {where}"
+        move = facts.move_of(verdict.name)
+        new = move.replacement(verdict.name) if move is not None else None
+        if new is not None and not (facts.has_name(new, target) or facts.has_module(new, target)):
+            new = None
+        if new is not None:
+            message += f"; use `{new}` instead"
+            if fix is None:
+                message += f" (not fixed: {fixed})"
+        elif move is not None and move.review:
+            message += f"; {move.review}"
+        else:
+            message += "; MindSpore names no replacement"
+        return self.rule.diagnostic(node, message, fix, new)
+
+    # --- fixes: each returns the fix, or why there is none -------------------------------
+
+    def _new_for(self, old: str) -> Union[tuple[Move, str], str]:
+        """The move of ``old`` and its new spelling, when the target has that spelling."""
+        move = self.facts.move_of(old)
+        new = move.replacement(old) if move is not None else None
+        if move is None or new is None:
+            return "no move declared"
+        if move.review:
+            return move.review
+        target = self.missing.target
+        if not (self.facts.has_name(new, target) or self.facts.has_module(new, target)):
+            return f"MindSpore {target} has no {new} either"
+        return move, new
+
+    def _misfit(self, old: str, new: str, use: ast.AST) -> Optional[str]:
+        """Why one use of ``old`` may not be spelled ``new``; None when the pair is proven equal
+        and the use binds its arguments alike on both sides."""
+        target = self.missing.target
+        proof = self.facts.proven.get((old, new))
+        if proof != "equal":
+            return f"{old} -> {new} is not proven ({proof or 'no proof case'})"
+        last = self.facts.last_with(old, target)
+        if last is None:
+            return f"no release checked has {old}"
+        standing = self.facts.around(target)[0]
+        call = self._call_of(use)
+        why = binds_alike(self.facts.signature(old, last), self.facts.signature(new, standing), call)
+        return None if why is None else f"line {use.lineno}: {why}"  # type: ignore[attr-defined]
+
+    def _uses(self, local: str) -> Optional[list[ast.Name]]:
+        """Every read of ``local`` in the file, or None when something else binds it too."""
+        reads: list[ast.Name] = []
+        bound = 0
+        for node in self.ctx.nodes:
+            if isinstance(node, ast.Name) and node.id == local:
+                if isinstance(node.ctx, ast.Load):
+                    reads.append(node)
+                else:
+                    bound += 1
+            elif _binds(node, local):
+                bound += 1
+        return reads if bound == 1 else None
+
+    def _call_of(self, node: ast.AST) -> Optional[ast.Call]:
+        """The call ``node`` is the callee of; a bare decorator is a call with one argument."""
+        parent = self.ctx.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return parent
+        if (
+            isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node in parent.decorator_list
+        ):
+            return ast.Call(func=node, args=[ast.Name(id=parent.name, ctx=ast.Load())], keywords=[])
+        return None
+
+    def _local_misfit(self, local: str, old: str, new: str) -> Optional[str]:
+        uses = self._uses(local)
+        if uses is None:
+            return f"{local} is bound more than once in this file"
+        return next(filter(None, (self._misfit(old, new, use) for use in uses)), None)
+
+    def _module_alias_misfit(self, local: str, old_module: str, new_module: str) -> Optional[str]:
+        """None when every use of ``local`` (bound to ``old_module``) is `local.name` and each
+        fits its counterpart in ``new_module``."""
+        uses = self._uses(local)
+        if uses is None:
+            return f"{local} is bound more than once in this file"
+        for use in uses:
+            parent = self.ctx.parents.get(use)
+            if not (isinstance(parent, ast.Attribute) and parent.value is use):
+                return f"line {use.lineno}: {local} is used as a value"
+            old, new = f"{old_module}.{parent.attr}", f"{new_module}.{parent.attr}"
+            if not self.facts.has_name(new, self.missing.target):
+                return f"line {use.lineno}: MindSpore {self.missing.target} has no {new}"
+            why = self._misfit(old, new, parent)
+            if why is not None:
+                return why
+        return None
+
+    def _edit(self, line: int, start: int, end: int, text: str) -> Edit:
+        return Edit((line, column(self.lines, line, start)), (line, column(self.lines, line, end)), text)
+
+    def _fix(self, edits: list[Edit], old: str, new: str) -> Fix:
+        return Fix(tuple(edits), "exact", f"use {new} (moved from {old}; proven on both releases)")
+
+    def _import_fix(self, alias: ast.alias, verdict: _Verdict) -> Fixed:
+        """`import old.module as x` -> `import new.module as x`, when every `x.name` fits."""
+        found = self._new_for(verdict.name)
+        if isinstance(found, str):
+            return found
+        if verdict.kind != "module" or alias.asname is None or alias.name != verdict.name:
+            return "an import without `as`"
+        _, new = found
+        why = self._module_alias_misfit(alias.asname, verdict.name, new)
+        if why is not None:
+            return why
+        start = alias.col_offset
+        return self._fix([self._edit(alias.lineno, start, start + len(alias.name), new)], verdict.name, new)
+
+    def _module_text(self, node: ast.ImportFrom) -> Optional[tuple[int, int]]:
+        """Byte offsets of the module in `from module import ...`, on the statement's first line."""
+        line = self.lines[node.lineno - 1].encode("utf-8")
+        start = line.find((node.module or "").encode("utf-8"), node.col_offset + len("from"))
+        if start < 0:
+            return None
+        return start, start + len((node.module or "").encode("utf-8"))
+
+    def _from_module_fix(self, node: ast.ImportFrom, verdict: _Verdict) -> Fixed:
+        """`from old.module import a, b` -> `from new.module import a, b`, when every name fits."""
+        found = self._new_for(verdict.name)
+        if isinstance(found, str):
+            return found
+        if verdict.kind != "module" or node.module != verdict.name:
+            return "a module inside the one that moved"
+        _, new = found
+        for alias in node.names:
+            old_name, new_name = f"{verdict.name}.{alias.name}", f"{new}.{alias.name}"
+            if alias.name == "*":
+                return "a star import"
+            if not self.facts.has_name(new_name, self.missing.target):
+                return f"MindSpore {self.missing.target} has no {new_name}"
+            why = self._local_misfit(alias.asname or alias.name, old_name, new_name)
+            if why is not None:
+                return why
+        offsets = self._module_text(node)
+        if offsets is None:
+            return "the module is not on the statement's first line"
+        return self._fix([self._edit(node.lineno, *offsets, new)], verdict.name, new)
+
+    def _from_name_fix(self, node: ast.ImportFrom, alias: ast.alias, verdict: _Verdict) -> Fixed:
+        """`from M import old [as x]` -> `from M import new as old` (the local name stays), or
+        for a single-name statement, `from N import new as old` when the move leaves M."""
+        found = self._new_for(verdict.name)
+        if isinstance(found, str):
+            return found
+        _, new = found
+        local = alias.asname or alias.name
+        new_module, _, new_name = new.rpartition(".")
+        if verdict.kind == "module":
+            why = self._module_alias_misfit(local, verdict.name, new)
+        else:
+            why = self._local_misfit(local, verdict.name, new)
+        if why is not None:
+            return why
+        spelled = new_name if new_name == local else f"{new_name} as {local}"
+        if new_module == node.module:
+            edit = self._edit(alias.lineno, alias.col_offset, alias.end_col_offset or 0, spelled)
+            return self._fix([edit], verdict.name, new)
+        if len(node.names) != 1 or node.lineno != node.end_lineno:
+            return f"{new} lives in another module, and this statement imports other names too"
+        edit = self._edit(
+            node.lineno, node.col_offset, node.end_col_offset or 0, f"from {new_module} import {spelled}"
+        )
+        return self._fix([edit], verdict.name, new)
+
+    def _chain_fix(self, node: ast.AST, verdict: _Verdict) -> Fixed:
+        """`ms.ms_function` -> `ms.jit`: a moved name spelled through the same parent, when the
+        new one lives in the module the chain's parent names."""
+        found = self._new_for(verdict.name)
+        if isinstance(found, str):
+            return found
+        if verdict.kind != "name" or not isinstance(node, ast.Attribute):
+            return "a module named through an attribute chain"
+        _, new = found
+        new_module, _, new_name = new.rpartition(".")
+        if self.ctx.qualified_name(node.value) != new_module:
+            return f"{new} lives in another module than this chain's parent"
+        why = self._misfit(verdict.name, new, node)
+        if why is not None:
+            return why
+        line = node.end_lineno or node.lineno
+        if line != node.lineno:
+            return "a chain over several lines"
+        end = node.end_col_offset or 0
+        start = end - len(node.attr.encode("utf-8"))
+        return self._fix([self._edit(line, start, end, new_name)], verdict.name, new)
+
+
+def _binds(node: ast.AST, local: str) -> bool:
+    """Whether ``node`` (an import alias, a def or class, a parameter) binds ``local``."""
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]) == local
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == local
+    return isinstance(node, ast.arg) and node.arg == local

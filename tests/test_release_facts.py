@@ -1,0 +1,200 @@
+"""The release facts in rules/releases/ (what each MindSpore release has, which moves are proven)
+and MS211, which reads them."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from ms_migrate import runtimes
+from ms_migrate.catalogue.releases import expand, facts, ranges
+from ms_migrate.data import rules_path
+from ms_migrate.engine import downgrade_text, migrate_text
+from ms_migrate.releases import Parameter, api_facts, binds_alike
+from ms_migrate.versions import Version
+from tests.fixture_cases import FIXTURES
+
+ORDER = ["1.7", "1.8", "1.9", "1.10", "2.7", "2.8", "2.9", "2.10"]
+MS211_FIXTURES = FIXTURES / "ms211"
+
+
+def test_release_ranges_round_trip() -> None:
+    for present in (["1.7"], ["1.8", "1.9", "1.10", "2.7"], ["1.7", "1.10", "2.9", "2.10"], ORDER):
+        spec = ranges(present, ORDER)
+        assert expand(spec, ORDER) == frozenset(present)
+    assert ranges(["1.8", "1.9", "1.10", "2.7"], ORDER) == "1.8-2.7"
+    assert ranges(["1.7", "1.9"], ORDER) == "1.7,1.9"
+
+
+def test_facts_keep_each_module_and_name_with_the_releases_that_have_it() -> None:
+    listings = {
+        "1.10": {"mindspore": "1.10.0", "modules": {"m": ["a", "gone"], "m.old": ["x"]}},
+        "2.7": {"mindspore": "2.7.2", "modules": {"m": ["a", "new"]}},
+    }
+    built = facts(listings)
+    assert built["releases"] == {"1.10": "1.10.0", "2.7": "2.7.2"}
+    assert built["modules"]["m"] == {
+        "in": "1.10-2.7",
+        "names": {"1.10": ["gone"], "1.10-2.7": ["a"], "2.7": ["new"]},
+    }
+    assert built["modules"]["m.old"]["in"] == "1.10"
+
+
+def _call(source: str) -> ast.Call:
+    node = ast.parse(source, mode="eval").body
+    assert isinstance(node, ast.Call)
+    return node
+
+
+P = "POSITIONAL_OR_KEYWORD"
+DECODE_OLD: tuple[Parameter, ...] = (("rgb", P, "True"),)
+DECODE_NEW: tuple[Parameter, ...] = (("to_pil", P, "False"),)
+NORMALIZE_OLD: tuple[Parameter, ...] = (("mean", P, None), ("std", P, None))
+NORMALIZE_NEW: tuple[Parameter, ...] = (("mean", P, None), ("std", P, None), ("is_hwc", P, "True"))
+JIT_OLD: tuple[Parameter, ...] = (("fn", P, "None"), ("input_signature", P, "None"))
+JIT_NEW: tuple[Parameter, ...] = (("function", P, "None"), ("capture_mode", "KEYWORD_ONLY", "'ast'"))
+SLICE: tuple[Parameter, ...] = (("slices", "VAR_POSITIONAL", None),)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "call", "why"),
+    [
+        (DECODE_OLD, DECODE_NEW, "op()", None),
+        (DECODE_OLD, DECODE_NEW, "op(rgb=True)", "keyword rgb="),
+        (DECODE_OLD, DECODE_NEW, "op(True)", None),  # positional: the proof decides what True does
+        (NORMALIZE_OLD, NORMALIZE_NEW, "op(m, s)", None),
+        (NORMALIZE_OLD, NORMALIZE_NEW, "op(mean=m, std=s)", None),
+        (JIT_OLD, JIT_NEW, "op(f)", None),
+        (JIT_OLD, JIT_NEW, "op(f, sig)", "positional argument 2"),
+        (JIT_OLD, JIT_NEW, "op(f, input_signature=sig)", "keyword input_signature="),
+        (SLICE, SLICE, "op(1, 2, 3)", None),
+        (NORMALIZE_OLD, NORMALIZE_NEW, "op(*args)", "arguments passed with * or **"),
+        ((("x", P, "1"),), (("x", P, "2"),), "op()", "the default of x changed from 1 to 2"),
+        ((), (("x", P, None),), "op()", "the new side requires x"),
+        (None, DECODE_NEW, "op()", "a signature that cannot be read"),
+    ],
+)
+def test_a_use_is_fixed_only_when_it_binds_alike(
+    old: Optional[tuple[Parameter, ...]], new: tuple[Parameter, ...], call: str, why: Optional[str]
+) -> None:
+    found = binds_alike(old, new, _call(call))
+    assert (found is None) == (why is None), found
+    if why is not None:
+        assert found is not None and why in found
+
+
+def test_a_use_that_is_not_a_call_needs_the_same_signature() -> None:
+    assert binds_alike(DECODE_OLD, DECODE_OLD, None) is None
+    assert binds_alike(DECODE_OLD, DECODE_NEW, None) == "not called here, and the signatures differ"
+
+
+def test_the_shipped_facts_know_the_removals_users_meet_first() -> None:
+    facts_ = api_facts()
+    assert facts_ is not None
+    assert facts_.has_module("mindspore.dataset.vision.c_transforms", Version(2, 7))
+    assert facts_.has_module("mindspore.dataset.vision.c_transforms", Version(2, 8)) is False
+    assert facts_.has_name("mindspore.ms_function", Version(1, 10))
+    assert facts_.has_name("mindspore.ms_function", Version(2, 10)) is False
+    assert facts_.has_name("mindspore.jit", Version(1, 10)) is False
+    # 2.3 lies between 1.10 and 2.7, which disagree: nothing is said.
+    assert facts_.has_name("mindspore.ms_function", Version(2, 3))
+    assert facts_.has_name("mindspore.not_a_name", Version(2, 10)) is None
+
+
+def _findings(name: str, target: str = "2.10") -> list[str]:
+    text = (MS211_FIXTURES / name).read_text(encoding="utf-8")
+    run = downgrade_text if Version.parse(target) < Version(2, 0) else migrate_text
+    return [item.message for item in run(text, Version.parse(target)).diagnostics if item.code == "MS211"]
+
+
+def test_a_keyword_the_new_op_lacks_keeps_the_module_and_says_where() -> None:
+    (message,) = _findings("decode_rgb_keyword.py")
+    assert "module `mindspore.dataset.vision.c_transforms`) is not in MindSpore 2.10: last in 2.7" in message
+    assert (
+        "use `mindspore.dataset.vision` instead (not fixed: line 7: keyword rgb= has no parameter" in message
+    )
+
+
+def test_an_unproven_move_and_a_private_name_are_reported_with_what_to_do() -> None:
+    validator, profiler = _findings("profiler_and_validator.py")
+    assert "`mindspore._checkparam.Validator` is not in MindSpore 2.10: last in 1.10" in validator
+    assert "its checks are plain functions of mindspore._checkparam now" in validator
+    assert (
+        "use `mindspore.Profiler` instead (not fixed: mindspore.profiler.profiling.Profiler -> " in profiler
+    )
+    assert "is not proven (no proof case)" in profiler
+
+
+def test_a_name_newer_than_a_downgrade_target_is_an_error() -> None:
+    (message,) = _findings("mint_on_1_10.py", "1.10")
+    assert message.startswith("module `mindspore.mint` is not in MindSpore 1.10: first in 2.7")
+
+
+def test_the_autodiff_and_jit_names_other_rules_rewrite_are_left_to_them() -> None:
+    text = "from mindspore import value_and_grad, jit\n"
+    assert not [item for item in downgrade_text(text, Version(1, 9)).diagnostics if item.code == "MS211"]
+
+
+def test_a_local_that_rebinds_the_moved_name_stops_the_fix() -> None:
+    text = "from mindspore import ms_function\n\nms_function = print\n"
+    result = migrate_text(text, Version(2, 10))
+    assert result.text == text
+    (message,) = [item.message for item in result.diagnostics if item.code == "MS211"]
+    assert "not fixed: ms_function is bound more than once in this file" in message
+
+
+def test_a_module_used_as_a_value_is_not_fixed() -> None:
+    text = "import mindspore.dataset.vision.c_transforms as CV\n\nops = [CV.Resize(32)]\nmodule = CV\n"
+    result = migrate_text(text, Version(2, 10))
+    assert result.text == text
+    assert any("line 4: CV is used as a value" in item.message for item in result.diagnostics)
+
+
+def test_a_move_into_another_module_of_one_name_rewrites_the_statement() -> None:
+    text = "from mindspore.nn.metrics.metric import Metric\n\n\nclass Top(Metric):\n    pass\n"
+    result = migrate_text(text, Version(2, 10))
+    assert result.text.startswith("from mindspore.train import Metric\n")
+
+
+# --- the data is what the releases say ----------------------------------------------------------
+
+
+def _runtimes_or_skip() -> dict[Version, runtimes.Runtime]:
+    found = runtimes.available()
+    missing = sorted(set(runtimes.RECIPES) - set(found))
+    if missing:
+        pytest.skip(
+            f"runtimes missing here: {', '.join(map(str, missing))} (ms-migrate runtime install --all)"
+        )
+    return found
+
+
+@pytest.mark.mindspore
+def test_the_committed_release_facts_are_what_the_releases_export(tmp_path: Path) -> None:
+    from ms_migrate.catalogue.releases import write_facts
+
+    found = _runtimes_or_skip()
+    moves = json.loads(rules_path("releases/moves.json").read_text(encoding="utf-8"))["moves"]
+    out = tmp_path / "api.json"
+    write_facts(out, {str(version): found[version].python for version in sorted(runtimes.RECIPES)}, moves)
+    committed = rules_path("releases/api.json").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == committed, "run python -m ms_migrate.catalogue releases"
+
+
+@pytest.mark.mindspore
+def test_each_pair_proof_is_what_running_it_gives() -> None:
+    from ms_migrate.catalogue.pairs import load_cases, prove
+
+    found = _runtimes_or_skip()
+    facts_ = api_facts()
+    assert facts_ is not None
+    proofs = prove(
+        load_cases(rules_path("releases/proof_cases.json")), facts_, {v: found[v].python for v in found}
+    )
+    committed = json.loads(rules_path("releases/proofs.json").read_text(encoding="utf-8"))
+    assert proofs == committed, "run python -m ms_migrate.catalogue prove"
+    assert sum(pair["result"] == "equal" for pair in proofs["pairs"]) >= 40
