@@ -31,16 +31,25 @@ class Case:
     call: str
     setup: str
     inputs: str
+    new_call: str = ""  # where the new spelling is called otherwise (a call split in two)
 
     def side(self, name: str) -> dict[str, str]:
         module = name.rpartition(".")[0]
-        return {"name": name, "call": self.call, "setup": self.setup.replace("{module}", module)}
+        call = self.new_call if name == self.new and self.new_call else self.call
+        return {"name": name, "call": call, "setup": self.setup.replace("{module}", module)}
 
 
 def load_cases(path: Path) -> list[Case]:
     data = json.loads(path.read_text(encoding="utf-8"))
     return [
-        Case(item["old"], item["new"], item["call"], item.get("setup", ""), item.get("inputs", ""))
+        Case(
+            item["old"],
+            item["new"],
+            item["call"],
+            item.get("setup", ""),
+            item.get("inputs", ""),
+            item.get("new_call", ""),
+        )
         for item in data["cases"]
     ]
 
@@ -120,7 +129,7 @@ def prove(cases: list[Case], facts: ApiFacts, pythons: Mapping[Version, str]) ->
                 "new": case.new,
                 "old_on": facts.labels.get(release, "") if release is not None else "",
                 "new_on": facts.labels[target],
-                "call": case.call,
+                "call": f"{case.call} / {case.new_call}" if case.new_call else case.call,
                 "inputs": case.inputs,
                 "result": verdict(before, outputs[(index, "new")]),
             }

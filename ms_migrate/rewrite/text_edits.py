@@ -15,6 +15,16 @@ def column(lines: list[str], line: int, byte_offset: int) -> int:
     return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
 
 
+def source_of(lines: list[str], node: object) -> str:
+    """The source text of an ``ast`` node, from the file's lines (ast.get_source_segment splits
+    the whole text again at each call)."""
+    first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    text = "".join(lines[first - 1 : last]).encode("utf-8")
+    start = node.col_offset  # type: ignore[attr-defined]
+    end = len(text) - len(lines[last - 1].encode("utf-8")) + (node.end_col_offset or 0)  # type: ignore[attr-defined]
+    return text[start:end].decode("utf-8")
+
+
 def newline_of(lines: list[str]) -> str:
     """The file's line ending, as its first line ends: `\\r\\n`, a bare `\\r` (classic Mac OS;
     Python reads it as a line break) or `\\n`. Generated lines end the same, so a file never comes

@@ -25,8 +25,10 @@ from ms_migrate.analysis.walk import child_nodes
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
+from ms_migrate.releases import api_facts
 from ms_migrate.rewrite.import_changes import released_name
-from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rewrite.set_device import DEVICE_KEYS, SET_CONTEXT, split_set_context
+from ms_migrate.rewrite.text_edits import column, source_of
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.versions import Version
 
@@ -49,7 +51,10 @@ class DeprecatedApi(Rule):
 
     Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
     replacement is the same object, or has the same signature) and the new name can be spelled
-    through the file's own imports. Any other replacement is named in the message, never applied.
+    through the file's own imports; and for `set_context(device_target=..., device_id=...)`, where
+    it is the file's only call that sets the device, as `set_context(...)` plus
+    `set_device(target, id)` (rules/releases/proofs.json: the same context on both releases).
+    Any other replacement is named in the message, never applied.
     See https://www.mindspore.cn/docs/en/master/api_python/mindspore.ops.html and the release
     notes of each version.
     """
@@ -70,6 +75,17 @@ class DeprecatedApi(Rule):
             Example("import mindspore.ops as P\nout = P.identity(x)\n"),
             Example("from mindspore.ops import identity\n"),
             Example("import mindspore as ms\nt = ms.Tensor([1.0, 2.0])\nspread = t.ptp()\n"),
+            Example(
+                "import mindspore as ms\n"
+                "ms.set_context(mode=ms.GRAPH_MODE, device_target='CPU', device_id=0)\n",
+                fixed="import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\nms.set_device('CPU', 0)\n",
+            ),
+            # set_device takes one device per process: two calls that set it are not split.
+            Example(
+                "from mindspore import context\n"
+                "context.set_context(device_target='CPU')\n"
+                "context.set_context(device_id=1)\n"
+            ),
         ),
     )
 
@@ -99,6 +115,7 @@ class _Finder:
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None
         self._tensor_candidates: dict[str, bool] = {}
+        self._device_calls: Optional[int] = None
 
     # --- what is reported --------------------------------------------------------------------
 
@@ -115,7 +132,7 @@ class _Finder:
                     if found is not None:
                         yield found
             elif isinstance(node, ast.Call):
-                yield from self._keywords(node, scopes)
+                yield from self._keywords(node, parent, scopes)
             inner = [node, *scopes] if isinstance(node, SCOPE_TYPES) else scopes
             children = [child for child in _children(node) if self._may_hold_a_hit(child)]
             stack.extend((child, node, inner) for child in reversed(children))
@@ -179,7 +196,7 @@ class _Finder:
             return self._report(node, entry, f"Tensor method `.{node.attr}()`", self._method_fix(node, entry))
         return None
 
-    def _keywords(self, call: ast.Call, scopes: list[Scope]) -> Iterator[Diagnostic]:
+    def _keywords(self, call: ast.Call, statement: ast.AST, scopes: list[Scope]) -> Iterator[Diagnostic]:
         words = self.catalogue.words
         if not any(keyword.arg in words for keyword in call.keywords):
             return
@@ -195,12 +212,51 @@ class _Finder:
             and self._is_tensor(call.func.value, scopes)
         ):
             callees += [f"{cls}.{call.func.attr}" for cls in TENSOR_CLASSES]
+        split = self._set_device_fix(statement, scopes) if set(callees) & set(SET_CONTEXT) else ""
         for keyword in call.keywords:
             for callee in callees:
                 entry = self.catalogue.parameters.get((callee, keyword.arg or ""))
                 if entry is not None:
-                    yield self._report(keyword, entry, "")
+                    device_key = keyword.arg in DEVICE_KEYS
+                    fix = split if device_key and isinstance(split, Fix) else None
+                    why = split if device_key and isinstance(split, str) else ""
+                    yield self._report(keyword, entry, "", fix, why)
                     break
+
+    def _set_device_fix(self, statement: ast.AST, scopes: list[Scope]) -> Union[Fix, str]:
+        """`set_context(device_target=..., device_id=...)` split into `set_context(...)` and
+        `set_device(...)` (rewrite/set_device.py), one fix for both keys; only while the pair's
+        proof (rules/releases/proofs.json) says the two leave the same context."""
+        facts = api_facts()
+        if facts is None or facts.proven.get((SET_CONTEXT[1], "mindspore.set_device")) != "equal":
+            return "the pair is not proven"
+        settings = self._device_settings()
+        if settings != 1:
+            # set_device takes one device per process ("The 'mindspore.set_device' can not be
+            # modified", 2.10), where set_context took a new device id each time.
+            return f"this file sets the device {settings} times, and set_device takes one per process"
+        reference = module_reference(self.resolver, self.names, "mindspore", scopes)
+        if reference is None:
+            return "no free name for mindspore"
+        edit = split_set_context(statement, self.lines, reference.expression)
+        if isinstance(edit, str):
+            return edit
+        imports = (reference.new_import,) if reference.new_import else ()
+        return Fix((edit,), "exact", "use mindspore.set_device (the same context)", imports=imports)
+
+    def _device_settings(self) -> int:
+        """How many calls in the file set the device: set_context with a device key, set_device."""
+        if self._device_calls is None:
+            self._device_calls = 0
+            for node in ast.walk(self.tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                called = self._unscoped_name(node.func)
+                if called == "mindspore.set_device" or (
+                    called in SET_CONTEXT and any(keyword.arg in DEVICE_KEYS for keyword in node.keywords)
+                ):
+                    self._device_calls += 1
+        return self._device_calls
 
     def _unscoped_name(self, node: ast.AST) -> Optional[str]:
         """What ``node`` names through the module's imports, if no local name shadows them."""
@@ -211,7 +267,9 @@ class _Finder:
             return None
         return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
-    def _report(self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None) -> Diagnostic:
+    def _report(
+        self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None, why: str = ""
+    ) -> Diagnostic:
         if entry.kind == "parameter":
             subject = f"keyword `{entry.parameter}=` of `{_short(entry.name)}`"
         elif entry.kind == "context-key":
@@ -230,6 +288,8 @@ class _Finder:
         replacement = entry.replacement or ""
         if entry.dotted_replacement:
             message += f"; use `{entry.dotted_replacement}` instead"
+            if why:
+                message += f" (not fixed: {why})"
         elif entry.kind in ("parameter", "context-key") and replacement.isidentifier():
             message += f"; use `{replacement}=` instead"
         elif replacement:
@@ -248,12 +308,7 @@ class _Finder:
         )
 
     def _segment(self, node: ast.AST) -> str:
-        """The source of ``node`` (ast.get_source_segment splits the whole text at each call)."""
-        first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        text = "".join(self.lines[first - 1 : last]).encode("utf-8")
-        start = node.col_offset  # type: ignore[attr-defined]
-        end = len(text) - len(self.lines[last - 1].encode("utf-8")) + (node.end_col_offset or 0)  # type: ignore[attr-defined]
-        return text[start:end].decode("utf-8")
+        return source_of(self.lines, node)
 
     def _fix(self, edits: list[Edit], entry: Deprecation) -> Fix:
         return Fix(tuple(edits), "exact", f"use {entry.dotted_replacement} (a drop-in rename)")
