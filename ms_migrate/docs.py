@@ -74,7 +74,7 @@ def render_release_pairs() -> str:
         "row here is reported with its replacement named and left as it is.",
         "",
         "Regenerate with `python -m ms_migrate.catalogue prove --out rules/releases/proofs.json`",
-        "(every runtime made first: `ms-migrate runtime install --all`); the cases are in",
+        "(every runtime made first, as `make test` does); the cases are in",
         "rules/releases/proof_cases.json, the moves with their sources in rules/releases/moves.json.",
         "",
         f"{equal} of {len(proofs['pairs'])} pairs equal.",
