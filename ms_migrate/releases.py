@@ -58,6 +58,27 @@ class ApiFacts:
     signatures: dict[str, tuple[tuple[frozenset[Version], Optional[tuple[Parameter, ...]]], ...]]
     moves: tuple[Move, ...]
     proven: dict[tuple[str, str], str]  # (old, new) -> "equal" or why not
+    probes: dict[str, tuple[tuple[frozenset[Version], Any], ...]]  # what running each release gave
+
+    def probe(self, name: str, target: Version) -> Any:
+        """What the probe ``name`` gave on the releases that stand for ``target``; None where they
+        disagree (a target between two releases checked that differ) or none answered."""
+        answers = [
+            answer
+            for releases, answer in self.probes.get(name, ())
+            for release in self.around(target)
+            if release in releases
+        ]
+        return answers[0] if answers and all(answer == answers[0] for answer in answers) else None
+
+    def probe_releases(self, name: str, answer: Any) -> list[Version]:
+        """The releases checked whose probe ``name`` gave ``answer``."""
+        return sorted(
+            release
+            for releases, given in self.probes.get(name, ())
+            if given == answer
+            for release in releases
+        )
 
     def around(self, target: Version) -> tuple[Version, ...]:
         """The releases checked that stand for ``target``: itself, or the two either side of it."""
@@ -232,4 +253,8 @@ def api_facts() -> Optional[ApiFacts]:
             proven[key] = item["result"]
     releases = tuple(Version.parse(release) for release in order)
     labels = {Version.parse(release): label for release, label in data["releases"].items()}
-    return ApiFacts(releases, labels, modules, names, signatures, moves, proven)
+    probes = {
+        name: tuple((_releases_of(spec, order), answer) for spec, answer in by_spec.items())
+        for name, by_spec in data.get("probes", {}).items()
+    }
+    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes)

@@ -193,8 +193,45 @@ def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
     }
 
 
+# What a release does that its names and signatures do not say, each read by running it (in this
+# order: the first reads the mode before anything sets it). The meaning rules (MS220-MS222) and
+# their messages read the answers from rules/releases/api.json.
+PROBES = {
+    "default mode": "mindspore.get_context('mode')",
+    "Model.train dataset_sink_mode default": (
+        "inspect.signature(mindspore.train.Model.train).parameters['dataset_sink_mode'].default"
+    ),
+    "load_param_into_net returns": (
+        "type(mindspore.load_param_into_net(mindspore.nn.Dense(2, 2), {})).__name__"
+    ),
+}
+
+
+def run_probes() -> dict[str, Any]:
+    import mindspore
+
+    answers: dict[str, Any] = {}
+    for name, expression in PROBES.items():
+        try:
+            answers[name] = eval(expression, {"mindspore": mindspore, "inspect": inspect})
+        except Exception as error:  # a release that cannot answer says so
+            answers[name] = f"error: {type(error).__name__}"
+        if name == "default mode":
+            _on_cpu(mindspore)
+    return answers
+
+
+def _on_cpu(mindspore: Any) -> None:
+    """1.x runtimes are GPU builds run on CPU: say so before anything builds a network."""
+    if hasattr(mindspore, "set_device"):
+        mindspore.set_device("CPU")
+    else:
+        mindspore.set_context(device_target="CPU")
+
+
 def main() -> None:
     listing = list_names(tuple(sys.argv[1:]))
+    listing["probes"] = run_probes()
     sys.stdout.write(json.dumps(listing, sort_keys=True) + "\n")
 
 

@@ -32,10 +32,12 @@ class Case:
     setup: str
     inputs: str
     new_call: str = ""  # where the new spelling is called otherwise (a call split in two)
+    old_release: str = ""  # where the old side runs, when not the last release before the target
 
-    def side(self, name: str) -> dict[str, str]:
+    def side(self, new_side: bool) -> dict[str, str]:
+        name = self.new if new_side else self.old
         module = name.rpartition(".")[0]
-        call = self.new_call if name == self.new and self.new_call else self.call
+        call = self.new_call if new_side and self.new_call else self.call
         return {"name": name, "call": call, "setup": self.setup.replace("{module}", module)}
 
 
@@ -49,6 +51,7 @@ def load_cases(path: Path) -> list[Case]:
             item.get("setup", ""),
             item.get("inputs", ""),
             item.get("new_call", ""),
+            item.get("old_release", ""),
         )
         for item in data["cases"]
     ]
@@ -107,16 +110,14 @@ def prove(cases: list[Case], facts: ApiFacts, pythons: Mapping[Version, str]) ->
     plans: dict[Version, list[tuple[int, str]]] = {}
     old_on: list[Optional[Version]] = []
     for index, case in enumerate(cases):
-        release = facts.last_with(case.old, target)
+        release = Version.parse(case.old_release) if case.old_release else facts.last_with(case.old, target)
         old_on.append(release)
         if release is not None:
             plans.setdefault(release, []).append((index, "old"))
         plans.setdefault(target, []).append((index, "new"))
     outputs: dict[tuple[int, str], dict[str, Any]] = {}
     for release, work in plans.items():
-        sides = [
-            cases[index].side(cases[index].old if side == "old" else cases[index].new) for index, side in work
-        ]
+        sides = [cases[index].side(side == "new") for index, side in work]
         for key, row in zip(work, run_side(pythons[release], sides)):
             outputs[key] = row
     pairs = []

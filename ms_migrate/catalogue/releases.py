@@ -102,17 +102,31 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         dotted: {ranges(present, order): json.loads(key) for key, present in sorted(by_key.items())}
         for dotted, by_key in sorted(signature_releases.items())
     }
+    probe_releases: dict[str, dict[str, list[str]]] = {}
+    for release in order:
+        for name, answer in listings[release].get("probes", {}).items():
+            probe_releases.setdefault(name, {}).setdefault(json.dumps(answer), []).append(release)
+    probes = {
+        name: {ranges(present, order): json.loads(key) for key, present in sorted(by_answer.items())}
+        for name, by_answer in sorted(probe_releases.items())
+    }
     return {
         "generator": GENERATOR,
         "releases": {release: listings[release]["mindspore"] for release in order},
         "modules": modules,
         "signatures": signatures,
+        "probes": probes,
     }
 
 
+# Modules whose callables' signatures the meaning rules read (nn.Dropout's keep_prob and p).
+MEANING_MODULES = ("mindspore.nn",)
+
+
 def signature_modules(moves: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The modules whose callables' signatures the moves are judged by: both sides of each."""
-    found: set[str] = set()
+    """The modules whose callables' signatures the moves are judged by (both sides of each), and
+    those the meaning rules read."""
+    found: set[str] = set(MEANING_MODULES)
     for move in moves:
         for side in (move["old"], move.get("new")):
             if side:

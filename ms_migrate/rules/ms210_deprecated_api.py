@@ -216,6 +216,12 @@ class _Finder:
         for keyword in call.keywords:
             for callee in callees:
                 entry = self.catalogue.parameters.get((callee, keyword.arg or ""))
+                if (
+                    entry is not None
+                    and keyword.arg in _OWN_RULES
+                    and set(entry.names) & _OWN_RULES[keyword.arg]
+                ):
+                    break
                 if entry is not None:
                     device_key = keyword.arg in DEVICE_KEYS
                     fix = split if device_key and isinstance(split, Fix) else None
@@ -461,6 +467,11 @@ class _Finder:
         return (
             isinstance(value, ast.Call) and self.resolver.qualified_name(value.func, scopes) in TENSOR_CLASSES
         )
+
+
+# Deprecated keywords another rule reports with what their meaning becomes, and fixes:
+# nn.Dropout's keep_prob (MS220).
+_OWN_RULES = {"keep_prob": frozenset({"mindspore.nn.Dropout", "mindspore.nn.layer.basic.Dropout"})}
 
 
 def _short(name: str) -> str:

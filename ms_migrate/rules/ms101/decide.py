@@ -174,6 +174,4 @@ def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[s
             converted = Diagnostic(CODE, line, 0, (line, 0), describe(plan, function), Severity.INFO)
             decision.converted.append(converted)
             decision.diagnostics.append(converted)
-            decision.diagnostics.extend(
-                note(line, code, plan.network_on_self) for code in plan.notes
-            )
+            decision.diagnostics.extend(note(line, code, plan.network_on_self) for code in plan.notes)

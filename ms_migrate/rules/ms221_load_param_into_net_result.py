@@ -1,0 +1,165 @@
+"""MS221: what `load_param_into_net` returns changed from a list to a pair.
+
+On 1.x it returns the list of the network's parameters that were not loaded; on 2.x a tuple
+`(param_not_load, ckpt_not_load)` (https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.load_param_into_net.html).
+`missing = load_param_into_net(net, params); if missing: raise ...` then raises after every load
+on 2.x: a pair of two lists is always true.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import Optional
+
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rules.base import Example, Examples, Rule
+
+LOAD = (
+    "mindspore.load_param_into_net",
+    "mindspore.train.load_param_into_net",
+    "mindspore.train.serialization.load_param_into_net",
+)
+PROBE = "load_param_into_net returns"  # rules/releases/api.json: run on each release
+PROOF = (LOAD[0], LOAD[0])  # 1.10's list and the target's first item: rules/releases/proofs.json
+
+
+def _releases(facts: ApiFacts, answer: str) -> str:
+    found = facts.probe_releases(PROBE, answer)
+    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
+
+
+class LoadParamIntoNetResult(Rule):
+    """A result of `load_param_into_net` bound to one name, on a target whose
+    `load_param_into_net` returns a pair (2.7-2.10 of the releases checked, each run to see), and
+    a pair unpacked from it on one whose returns the list (1.7-1.10).
+
+    Upgrading, `x = load_param_into_net(...)` becomes `x, _ = load_param_into_net(...)`: `x` is
+    the list of parameters not loaded, as it was. A result used any other way (tested directly,
+    returned, passed on) is reported, not fixed. Downgrading, `a, b = load_param_into_net(...)` is
+    reported: 1.x has no second list.
+
+    Fix safety: exact: the pair ran on 1.10 and on the target with the same list
+    (rules/releases/proofs.json).
+    """
+
+    code = "MS221"
+    title = "load_param_into_net returns (param_not_load, ckpt_not_load) on 2.x, a list on 1.x"
+    kind = "lint"
+    severity = Severity.WARNING
+    prefilter = ("load_param_into_net",)
+    examples = Examples(
+        valid=(
+            Example("from mindspore import load_param_into_net\nload_param_into_net(net, params)\n"),
+            Example(
+                "from mindspore import load_param_into_net\nmissing, _ = load_param_into_net(net, params)\n"
+            ),
+            Example(
+                "from mindspore import load_param_into_net\nmissing = load_param_into_net(net, params)\n",
+                "1.10",
+            ),
+        ),
+        invalid=(
+            Example(
+                "from mindspore import load_param_into_net\nmissing = load_param_into_net(net, params)\n"
+                "if missing:\n    raise ValueError(missing)\n",
+                fixed="from mindspore import load_param_into_net\n"
+                "missing, _ = load_param_into_net(net, params)\n"
+                "if missing:\n    raise ValueError(missing)\n",
+            ),
+            Example(
+                "import mindspore as ms\nif ms.load_param_into_net(net, params):\n    print('incomplete')\n"
+            ),
+            Example(
+                "from mindspore import load_param_into_net\n"
+                "missing, unused = load_param_into_net(net, params)\n",
+                "1.10",
+            ),
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        facts = api_facts()
+        if facts is None:
+            return
+        returns = facts.probe(PROBE, ctx.target)
+        if returns not in ("list", "tuple"):
+            return
+        lines = source_lines(ctx.text)
+        proven = facts.proven.get(PROOF) == "equal"
+        discard = _free_discard(ctx.tree)
+        for call in ctx.calls:
+            if ctx.qualified_name(call.func) not in LOAD:
+                continue
+            parent = ctx.parents.get(call)
+            if returns == "tuple":
+                found = self._pair(call, parent, facts, ctx, lines, proven, discard)
+            else:
+                found = self._list(call, parent, facts, ctx)
+            if found is not None:
+                yield found
+
+    def _pair(
+        self,
+        call: ast.Call,
+        parent: Optional[ast.AST],
+        facts: ApiFacts,
+        ctx: FileContext,
+        lines: list[str],
+        proven: bool,
+        discard: Optional[str],
+    ) -> Optional[Diagnostic]:
+        if isinstance(parent, ast.Expr):
+            return None  # the result is not used
+        if (
+            isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Tuple)
+        ):
+            return None  # unpacked: written for the pair
+        message = (
+            f"load_param_into_net returns the list of parameters not loaded on MindSpore "
+            f"{_releases(facts, 'list')}, and the pair (param_not_load, ckpt_not_load) on "
+            f"{_releases(facts, 'tuple')} of the releases checked (target {ctx.target}): a pair is "
+            "always true and never the list"
+        )
+        single = (
+            isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        )
+        if single and proven and discard is not None:
+            name = parent.targets[0]  # type: ignore[union-attr]
+            start = column(lines, name.lineno, name.col_offset)
+            end = column(lines, name.lineno, name.end_col_offset or 0)
+            edit = Edit((name.lineno, start), (name.lineno, end), f"{name.id}, {discard}")  # type: ignore[attr-defined]
+            fix = Fix((edit,), "exact", "unpack the pair: the name keeps the list of parameters not loaded")
+            return self.diagnostic(call, message + f"; write `{name.id}, {discard} = ...`", fix)  # type: ignore[attr-defined]
+        return self.diagnostic(call, message + "; take its first item for the list")
+
+    def _list(
+        self, call: ast.Call, parent: Optional[ast.AST], facts: ApiFacts, ctx: FileContext
+    ) -> Optional[Diagnostic]:
+        unpacked = isinstance(parent, ast.Assign) and any(
+            isinstance(target, ast.Tuple) for target in parent.targets
+        )
+        if not unpacked:
+            return None
+        message = (
+            f"load_param_into_net returns only the list of parameters not loaded on MindSpore "
+            f"{_releases(facts, 'list')} (target {ctx.target}), not the pair of "
+            f"{_releases(facts, 'tuple')}: bind it to one name, and there is no list of checkpoint "
+            "entries not loaded"
+        )
+        return self.diagnostic(call, message)
+
+
+def _free_discard(tree: ast.AST) -> Optional[str]:
+    """`_` where the file never reads it (gettext's `_` is a function), else None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Load):
+            return None
+    return "_"
