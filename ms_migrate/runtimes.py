@@ -437,9 +437,18 @@ def for_rewrite(target: Version, downgrade: bool, runtimes: dict[Version, Runtim
         )
     notes = []
     if after.version != target:
+        problem = obstacle(target)
+        if problem is None:
+            how = f"ms-migrate runtime install {target} for {target} itself"
+        else:
+            made = ", ".join(str(version) for version in sorted(RECIPES))
+            how = (
+                f"ms-migrate makes runtimes for {made}; for {target} itself, name its interpreter in "
+                f'[tool.ms-migrate.runtimes] "{target}" = "/path/to/python"'
+            )
         notes.append(
-            f"MindSpore {target} is not installed here: the rewrite runs on {after.label}, the nearest "
-            f"(ms-migrate runtime install {target} for {target} itself)"
+            f"MindSpore {target} is not installed here: the rewrite runs on {after.label}, "
+            f"the nearest ({how})"
         )
     before = runtimes[max(runtimes)] if downgrade else after
     return RunPlan(before, after, tuple(notes))

@@ -94,15 +94,16 @@ def newest_known() -> Version:
 
 
 def parse_target(text: str) -> Version:
-    """A ``--target-version``: one of the known release lines, or a newer one, written X.Y.
+    """A ``--target-version``: one of the known release lines, or a newer one, written X.Y, or a
+    release X.Y.Z of one (a patch release has its line's API: `2.10.1` is read as 2.10).
 
     A line newer than the newest known is taken (a release the catalogue has not caught up with
     yet): every table is a set of ranges, so it reads as the newest known line, and the caller warns.
     """
     known = known_versions()
     listed = ", ".join(str(version) for version in known)
-    if not re.fullmatch(r"\d+\.\d+", text.strip()):
-        raise ValueError(f"not a MindSpore release line: {text!r} (write X.Y, one of {listed})")
+    if not re.fullmatch(r"\d+\.\d+(?:\.\d+)?", text.strip()):
+        raise ValueError(f"not a MindSpore release line: {text!r} (write X.Y or X.Y.Z, one of {listed})")
     version = Version.parse(text)
     if version not in known and version < max(known):
         raise ValueError(f"unknown MindSpore version {text} (known: {listed})")

@@ -254,6 +254,9 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["upgrade"]).exit_code == 2
     bad = CliRunner().invoke(main, ["upgrade", "--target-version", "two", str(tmp_path)])
     assert bad.exit_code == 2 and "not a MindSpore release line" in bad.output
+    # A patch release is its line's API: 2.10.1 is 2.10.
+    patch = CliRunner().invoke(main, ["check", "--target-version", "2.10.1", str(tmp_path)])
+    assert patch.exit_code == 0, patch.output
     missing = CliRunner().invoke(main, ["upgrade", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no such file" in missing.output
 

@@ -104,6 +104,13 @@ def test_an_upgrade_runs_on_the_target_and_a_downgrade_from_the_newest() -> None
     assert (downgrade.before.version, downgrade.after.version) == (Version(2, 10), Version(1, 7))
     nearest = runtimes.for_rewrite(Version(2, 9), False, at_hand)
     assert nearest.after.version == Version(2, 8) and "MindSpore 2.9 is not installed" in nearest.notes[0]
+    assert "ms-migrate runtime install 2.9 for 2.9 itself" in nearest.notes[0]
+    # A version ms-migrate cannot make gets no command that fails: what it can make, and the way
+    # to name one's own interpreter.
+    (unmade,) = runtimes.for_rewrite(Version(2, 2), False, at_hand).notes
+    assert "runtime install 2.2" not in unmade
+    assert "ms-migrate makes runtimes for 1.7, 1.8, 1.9, 1.10, 2.7, 2.8, 2.9, 2.10" in unmade
+    assert '[tool.ms-migrate.runtimes] "2.2" = "/path/to/python"' in unmade
     with pytest.raises(runtimes.RuntimeUnavailable, match=r"no MindSpore 1\.x runtime"):
         runtimes.for_rewrite(Version(1, 9), True, {Version(2, 10): _runtime(2, 10)})
 

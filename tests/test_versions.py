@@ -39,13 +39,19 @@ def test_spelling_table() -> None:
     assert Version.parse("2.10") > Version.parse("2.9")
 
 
-# Older than the oldest known, between known lines, or not X.Y; a newer line is taken (test_version_pins).
-@pytest.mark.parametrize("text", ["0.0", "1.11", "2.0.1", "2", "latest"])
+# Older than the oldest known, between known lines, or not X.Y or X.Y.Z; a newer line is taken
+# (test_version_pins), and so is a patch release of a known one (2.0.1 is 2.0).
+@pytest.mark.parametrize("text", ["0.0", "1.11", "1.11.2", "2.0-rc1", "2", "latest"])
 def test_unknown_target_versions_are_refused_with_the_known_ones(text: str) -> None:
     with pytest.raises(ValueError, match=r"2\.10"):
         parse_target(text)
     result = CliRunner().invoke(main, ["check", "--target-version", text, "."])
     assert result.exit_code == 2 and "1.8, 1.9, 1.10, 2.0" in result.output
+
+
+def test_a_patch_release_is_its_release_line() -> None:
+    assert parse_target("2.10.1") == Version(2, 10)
+    assert parse_target("1.8.1") == Version(1, 8)
 
 
 def _detected(tmp_path: Path, files: dict[str, str]) -> Version | None:
