@@ -239,7 +239,7 @@ def test_upgrade_verify_writes_only_rewrites_proven_equal(tmp_path: Path) -> Non
     # Its network comes from the verify factory, which the run does not read: converted, it
     # failed in GRAPH mode ("The parameters number of the function..."), so it is left alone.
     assert (src / "train_bn.py").read_bytes() == original["train_bn.py"]
-    assert "train_bn.py:9:1: MSR019" in output
+    assert "train_bn.py:15:1: MSR019" in output
     assert ("TrainBatchNorm", "graph") not in table_rows(output)
     assert "4 files changed" in output
 

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import pkgutil
+import re
 import sys
 import warnings
 from typing import Any, Optional
@@ -129,6 +130,11 @@ def _through_closures(function: Any) -> Any:
     return function
 
 
+# A default object's repr names where it lies in memory (`<... object at 0x7f02...>`), which
+# differs on every run: left out, so that the facts are the same each time they are made.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _parameters(signature: inspect.Signature) -> list[list[Any]]:
     """Each parameter as ``[name, kind, default]``: kind as ``inspect`` names it
     (``POSITIONAL_OR_KEYWORD``), default as its ``repr``, or None where there is none."""
@@ -136,7 +142,9 @@ def _parameters(signature: inspect.Signature) -> list[list[Any]]:
         [
             parameter.name,
             parameter.kind.name,
-            None if parameter.default is inspect.Parameter.empty else repr(parameter.default),
+            None
+            if parameter.default is inspect.Parameter.empty
+            else _ADDRESS.sub("", repr(parameter.default)),
         ]
         for parameter in signature.parameters.values()
     ]

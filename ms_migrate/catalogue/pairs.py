@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ms_migrate.catalogue.releases import run_in_runtime
 from ms_migrate.releases import ApiFacts
 from ms_migrate.versions import Version
 
@@ -58,17 +57,10 @@ def load_cases(path: Path) -> list[Case]:
 
 
 def run_side(python: str, cases: list[dict[str, str]], timeout: float = 600) -> list[dict[str, Any]]:
-    """``pair_side`` run by a runtime's interpreter on ``cases``, in a scratch folder."""
-    checkout = str(Path(__file__).resolve().parents[2])
-    environment = {**os.environ, "PYTHONPATH": checkout, "GLOG_v": "3"}
-    completed = subprocess.run(
-        [python, "-m", "ms_migrate.catalogue.pair_side"],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        check=False,
+    """``pair_side`` run by a runtime's interpreter on ``cases``: one row each, or the error
+    that stopped the runtime for those it did not reach."""
+    completed = run_in_runtime(
+        python, "ms_migrate.catalogue.pair_side", stdin=json.dumps(cases), timeout=timeout
     )
     rows = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
     if len(rows) != len(cases):

@@ -31,19 +31,29 @@ from ms_migrate.versions import Version
 GENERATOR = "ms-migrate catalogue releases"
 
 
-def listing_of(python: str, signature_modules: tuple[str, ...] = (), timeout: float = 900) -> dict[str, Any]:
-    """``api_names`` run by ``python``, a runtime's interpreter, with this checkout importable."""
+def run_in_runtime(
+    python: str, module: str, arguments: tuple[str, ...] = (), stdin: str = "", timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """``python -m module`` by a runtime's interpreter (its own MindSpore, with only the standard
+    library beside it), with this checkout importable and MindSpore's C++ log at errors only."""
     checkout = str(Path(__file__).resolve().parents[2])
     environment = {**os.environ, "PYTHONPATH": checkout, "GLOG_v": "3"}
-    completed = subprocess.run(
-        [python, "-m", "ms_migrate.catalogue.api_names", *signature_modules],
+    return subprocess.run(
+        [python, "-m", module, *arguments],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,
         env=environment,
-        check=True,
+        check=False,
         cwd=checkout,
     )
+
+
+def listing_of(python: str, signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What ``api_names`` lists in the runtime of ``python``."""
+    completed = run_in_runtime(python, "ms_migrate.catalogue.api_names", signature_modules)
+    completed.check_returncode()
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
