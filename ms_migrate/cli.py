@@ -84,6 +84,24 @@ def in_shard(path: Path, shard: Shard) -> bool:
     return zlib.crc32(path.as_posix().encode("utf-8", "surrogateescape")) % total == part - 1
 
 
+class _OutputFile(click.Path):
+    """A file the run writes when it ends: its folder must exist when the run starts, so a typo
+    costs no run (``-o out/x.json`` into a missing ``out/`` used to fail after the whole run)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value: object, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Path:
+        path = super().convert(value, param, ctx)
+        folder = Path(path).parent
+        if not folder.is_dir():
+            self.fail(f"{path}: no folder {folder}", param, ctx)
+        return Path(path)
+
+
+OUTPUT_FILE = _OutputFile()
+
+
 def _resolve_target(
     explicit: Optional[Version], paths: tuple[Path, ...], err: Stream, needs_target: bool = False
 ) -> tuple[Version, str]:
@@ -365,7 +383,7 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
         click.option(
             "--report",
             "report_file",
-            type=click.Path(dir_okay=False, path_type=Path),
+            type=OUTPUT_FILE,
             metavar="FILE",
             help="Write what became of every site (the form written, or why it was left alone; "
             "verification; commands to reproduce) to FILE: Markdown, or JSON for a .json name.",
@@ -380,7 +398,7 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
         click.option(
             "--output-file",
             "-o",
-            type=click.Path(dir_okay=False, path_type=Path),
+            type=OUTPUT_FILE,
             metavar="FILE",
             help="Write the findings to FILE (in --format) instead of showing them.",
         ),
@@ -690,7 +708,7 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
 @click.option(
     "--output-file",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     metavar="FILE",
     help="Write the findings (or statistics) to FILE instead of stdout.",
 )
@@ -703,7 +721,7 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
 )
 @click.option(
     "--write-baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     metavar="FILE",
     help="Record every finding of this run in FILE, for --baseline; exit 0.",
 )
@@ -912,7 +930,7 @@ def _write_baseline(path: Path, records: list[Record], target: Version, err: Str
 
 @main.command("merge")
 @click.argument("documents", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE")
+@click.option("--output-file", "-o", type=OUTPUT_FILE, metavar="FILE")
 def merge(documents: tuple[Path, ...], output_file: Optional[Path]) -> None:
     """Join the --format json documents of the shards of one run (--shard K/N) into the document
     the whole run gives; exit with the worst exit code of the shards."""

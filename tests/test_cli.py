@@ -250,6 +250,27 @@ def test_default_target_is_announced(tmp_path: Path) -> None:
     assert result.exit_code == 0
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["check", "-o"],
+        ["upgrade", "--dry-run", "-o"],
+        ["upgrade", "--dry-run", "--report"],
+        ["check", "--write-baseline"],
+    ],
+)
+def test_a_file_into_a_missing_folder_is_refused_before_the_run(options: list[str], tmp_path: Path) -> None:
+    """A typo in an output path costs no run: exit 2 at once, nothing run, nothing written."""
+    step = tmp_path / "step.py"
+    step.write_text(CLIP_STEP)
+    missing = tmp_path / "nope" / "out.json"
+    result = CliRunner().invoke(main, [*options, str(missing), str(step)])
+    assert result.exit_code == 2, result.output
+    assert f"{missing}: no folder {missing.parent}" in result.output
+    assert "target MindSpore" not in result.output  # refused before the run began
+    assert step.read_text() == CLIP_STEP and not missing.parent.exists()
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["upgrade"]).exit_code == 2
     bad = CliRunner().invoke(main, ["upgrade", "--target-version", "two", str(tmp_path)])
