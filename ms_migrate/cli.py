@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import json
 import sys
 import zlib
 from collections.abc import Callable, Iterator
@@ -952,9 +953,56 @@ def merge(documents: tuple[Path, ...], output_file: Optional[Path]) -> None:
     sys.exit(merged["exit_code"])
 
 
+def code_record(code: str) -> dict[str, Any]:
+    """A known ``code`` as data: what `rules --format json` lists and `explain --format json` prints."""
+    reasons, notes = all_reasons(), all_notes()
+    if code in reasons:
+        reason = reasons[code]
+        return {
+            "code": code,
+            "kind": "reason",
+            "name": reason.slug,
+            "summary": reason.summary,
+            "explanation": reason.explanation,
+        }
+    if code in notes:
+        return {"code": code, "kind": "note", "text": notes[code].text}
+    rule = rule_for(code)
+    examples = [
+        {"flagged": flagged, "target": example.target, "code": example.code, "fixed": example.fixed}
+        for flagged, found in ((True, rule.examples.invalid), (False, rule.examples.valid))
+        for example in found
+    ]
+    return {
+        "code": rule.code,
+        "kind": rule.kind,
+        "name": rule.name,
+        "title": rule.title,
+        "severity": rule.severity.value,
+        "targets": rule.targets.describe(),
+        "description": rule.description,
+        "examples": examples,
+    }
+
+
+_INFO_FORMAT = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for tools.",
+)
+
+
 @main.command("rules")
-def list_rules() -> None:
+@_INFO_FORMAT
+def list_rules(output_format: str) -> None:
     """List the rules and the reason codes for sites left alone."""
+    if output_format == "json":
+        codes = [rule.code for rule in all_rules()] + list(all_reasons()) + list(all_notes())
+        click.echo(json.dumps([code_record(code) for code in codes], indent=2, ensure_ascii=False))
+        return
     for rule in all_rules():
         click.echo(f"{rule.code}  {rule.name}: {rule.title}  [{rule.kind}, {rule.targets.describe()}]")
     for code, reason in all_reasons().items():
@@ -1022,13 +1070,17 @@ def explanation(code: str) -> str:
 
 @main.command()
 @click.argument("code", metavar="CODE|NAME")
-def explain(code: str) -> None:
+@_INFO_FORMAT
+def explain(code: str, output_format: str) -> None:
     """Explain a rule or a reason code, by code or name (MS101, MSR006, inherited-grad, empty-weights)."""
     found = _code_named(code)
     if found is None:
         raise click.UsageError(
             f"no rule, reason or note is called {code!r}; `ms-migrate rules` lists every code and name"
         )
+    if output_format == "json":
+        click.echo(json.dumps(code_record(found), indent=2, ensure_ascii=False))
+        return
     click.echo(explanation(found))
 
 

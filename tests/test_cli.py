@@ -467,3 +467,25 @@ def test_interactive_writes_nothing_when_the_accepted_sites_do_not_stand_alone(
     reviewed = interactive.review(Stream(), outcome, lambda declined: runs[declined].pop(0))
     assert reviewed.text is None and not reviewed.quit
     assert reviewed.problem is not None and problem in reviewed.problem
+
+
+def test_rules_and_explain_speak_json_for_tools() -> None:
+    """`rules --format json` lists every rule, reason and note as data; `explain --format json`
+    gives one, with a rule's examples and what its fix writes."""
+    import json
+
+    from ms_migrate.codes import all_notes, all_reasons
+    from ms_migrate.rules.base import all_rules
+
+    listed = json.loads(CliRunner().invoke(main, ["rules", "--format", "json"]).output)
+    codes = [item["code"] for item in listed]
+    assert codes == [rule.code for rule in all_rules()] + list(all_reasons()) + list(all_notes())
+    result = CliRunner().invoke(main, ["explain", "dropout-keep-prob", "--format", "json"])
+    record = json.loads(result.output)
+    assert (record["code"], record["kind"], record["severity"]) == ("MS220", "lint", "warning")
+    assert any(
+        example["fixed"] == "from mindspore import nn\nlayer = nn.Dropout(p=0.1)\n"
+        for example in record["examples"]
+    )
+    reason = json.loads(CliRunner().invoke(main, ["explain", "MSR019", "--format", "json"]).output)
+    assert reason["name"] == "unknown-network" and reason["kind"] == "reason"
