@@ -489,3 +489,14 @@ def test_rules_and_explain_speak_json_for_tools() -> None:
     )
     reason = json.loads(CliRunner().invoke(main, ["explain", "MSR019", "--format", "json"]).output)
     assert reason["name"] == "unknown-network" and reason["kind"] == "reason"
+
+
+@pytest.mark.parametrize("command", [["check"], ["upgrade", "--dry-run"]])
+def test_a_syntax_error_is_reported_in_a_file_no_rule_looks_into(command: list[str], tmp_path: Path) -> None:
+    """`import mindspore` and `def f(:` used to be "1 checked", exit 0: no rule's prefilter matched,
+    so nothing parsed it. The cached second run says it too."""
+    (tmp_path / "bad.py").write_text("import mindspore\n\n\ndef f(:\n    pass\n")
+    for _ in range(2):
+        result = CliRunner().invoke(main, [*command, str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert f"{tmp_path / 'bad.py'}:4: syntax error" in result.output

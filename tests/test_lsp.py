@@ -361,6 +361,13 @@ async def test_a_broken_buffer_gets_one_diagnostic_and_the_server_goes_on(client
     replace_all(client, uri, broken, text, version=3)
     assert as_expected(await client.published.wait(uri, version=3)) == check_findings(path)
 
+    # A MindSpore buffer no rule looks into gets its syntax error all the same.
+    plain = "import mindspore\n\n\ndef f(:\n    pass\n"
+    replace_all(client, uri, text, plain, version=4)
+    diagnostics = await client.published.wait(uri, version=4)
+    assert len(diagnostics) == 1 and diagnostics[0].severity == types.DiagnosticSeverity.Error
+    assert diagnostics[0].range.start.line == 3
+
 
 @pytest.mark.asyncio
 async def test_the_server_survives_a_thousand_rapid_changes(client: LanguageClient) -> None:

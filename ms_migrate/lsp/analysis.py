@@ -28,7 +28,7 @@ from ms_migrate.lsp.buffers import Buffer, cell_texts
 from ms_migrate.lsp.settings import Settings
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rules.base import all_rules
-from ms_migrate.runner import FileOutcome, _migrate_source, _rules_for, migrate_declining
+from ms_migrate.runner import FileOutcome, _migrate_source, _rules_for, migrate_declining, syntax_error_of
 
 Site = tuple[str, int]  # (code, line): how the engine and `upgrade -i` name a site
 SYNTAX_ERROR = "syntax-error"  # the code of the one diagnostic a buffer that does not parse gets
@@ -66,7 +66,11 @@ class Analysis:
 
     @cached_property
     def outcome(self) -> FileOutcome:
-        """`check`'s run of the rules (reporting mode), on the buffer's text."""
+        """`check`'s run of the rules (reporting mode), on the buffer's text; a MindSpore buffer
+        that does not parse gets check's error even where no rule would have parsed it."""
+        broken = syntax_error_of(self.buffer.source)
+        if broken is not None:
+            return broken
         rules = _rules_for(self.buffer.path, self.settings.config, UPGRADE_KINDS)
         return _migrate_source(
             self.buffer.source, self.settings.target, rules, self.settings.config, fix=False
