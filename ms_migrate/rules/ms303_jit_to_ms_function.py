@@ -98,7 +98,7 @@ class JitToMsFunction(Rule):
         lines = source_lines(ctx.text)
         keywords = frozenset(spelling.keywords or ())
         found: list[Diagnostic] = []
-        converted: list[tuple[ast.AST, Edit]] = []
+        converted: list[list[tuple[ast.AST, Edit]]] = []  # each group one fix: all of it, or none
         for node in ctx.nodes:
             if isinstance(node, ast.Attribute) and node.attr == "jit":
                 if resolver.qualified_name(node, enclosing_scopes(parents, node)) not in JIT:
@@ -108,19 +108,22 @@ class JitToMsFunction(Rule):
                     found.append(REASONS["MSR023"].at(node.lineno, problem))
                     continue
                 base = ast.get_source_segment(ctx.text, node.value) or ast.unparse(node.value)
-                converted.append((node, _replace(lines, node, f"{base}.{spelling.name}")))
+                converted.append([(node, _replace(lines, node, f"{base}.{spelling.name}"))])
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
                 result = _import(ctx, parents, resolver, lines, node, keywords, spelling.name)
                 if isinstance(result, Diagnostic):
                     found.append(result)
                 else:
                     converted += result
-        for node, edit in converted:  # each its own fix: a suppressed one goes alone
-            message = (
-                f"mindspore.jit does not exist before MindSpore 2.0 (target {ctx.target}): "
-                f"it is mindspore.{spelling.name} there"
-            )
-            found.append(self.diagnostic(node, message, Fix((edit,), "exact", f"spell it {spelling.name}")))
+        message = (
+            f"mindspore.jit does not exist before MindSpore 2.0 (target {ctx.target}): "
+            f"it is mindspore.{spelling.name} there"
+        )
+        for group in converted:
+            # An import renamed with its uses is one fix: applied in part (the import's edit waiting
+            # on another rule's edit of the same statement), the uses would name what nothing binds.
+            fix = Fix(tuple(edit for _, edit in group), "exact", f"spell it {spelling.name}")
+            found += [self.diagnostic(node, message, fix) for node, _ in group]
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
 
@@ -196,8 +199,9 @@ def _import(
     keywords: frozenset[str],
     name: str,
 ) -> Union[list[tuple[ast.AST, Edit]], Diagnostic]:
-    """`from mindspore import jit [as j]`: the alias and its uses respelled, or why not."""
-    converted: list[tuple[ast.AST, Edit]] = []
+    """`from mindspore import jit [as j]`: the alias and its uses respelled (one group each), or
+    why not. Where a use's line suppresses MS303, the uses stay and the alias keeps their name."""
+    converted: list[list[tuple[ast.AST, Edit]]] = []
     for alias in node.names:
         if alias.name != "jit":
             continue
@@ -212,9 +216,16 @@ def _import(
             problem = _use_problem(parents, use, keywords, ctx.target < Version(1, 8))
             if problem:
                 return REASONS["MSR023"].at(use.lineno, problem)
-        rename = alias.asname is None and name not in all_names(ctx.tree) and len(ours) == len(uses)
+        suppressed = any(ctx.suppressed("MS303", use.lineno) for use in ours)
+        rename = (
+            alias.asname is None
+            and name not in all_names(ctx.tree)
+            and len(ours) == len(uses)
+            and not suppressed
+        )
         spelled = name if rename else f"{name} as {local}"
-        converted.append((alias, _replace(lines, alias, spelled)))
+        group = [(alias, _replace(lines, alias, spelled))]
         if rename:
-            converted += [(use, _replace(lines, use, name)) for use in ours]
+            group += [(use, _replace(lines, use, name)) for use in ours]
+        converted.append(group)
     return converted
