@@ -338,10 +338,14 @@ class _Run:
         # prefilter then: looked up first, it saves the prefilter's scan on a rerun.
         found = None if self.cache is None else self.cache.load(path, digest)
         if found is None:
-            clean = not self._prefilter(path)(source.text)
-            broken = syntax_error_of(source) if clean else None
-            if signature is not None:
-                self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, clean and broken is None)
+            # Bytes the last run found clean are not scanned or parsed again (a file read only
+            # because its timestamp is too recent to trust, or touched without a change).
+            known_clean = self._known_clean(path, digest)
+            clean = known_clean or not self._prefilter(path)(source.text)
+            broken = syntax_error_of(source) if clean and not known_clean else None
+            if self.cache is not None:  # no signature (too recent): the digest is still worth keeping
+                known = KnownFile(signature or "", digest, clean and broken is None)
+                self.now_known[os.path.abspath(path)] = known
             if broken is not None:
                 return broken
             if clean:
@@ -353,6 +357,12 @@ class _Run:
         if dependencies is not None:
             return _Held(path, source, result, dependencies)
         return self._reused(path, source, result)
+
+    def _known_clean(self, path: Path, digest: str) -> bool:
+        """Whether the last run found these very bytes clean (a file read again only because
+        its timestamp is too recent to trust, or touched without a change)."""
+        known = self.known.get(os.path.abspath(path))
+        return known is not None and known.clean and bool(digest) and known.digest == digest
 
     def _unread(self, path: Path, signature: str) -> Union[FileOutcome, _Held, None]:
         """The outcome of a file whose lstat is what the last run saw, without reading it: nothing
