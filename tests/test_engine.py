@@ -248,9 +248,16 @@ def test_a_downgrade_never_spells_mindspore_with_a_local_name() -> None:
         "import mindspore as ms\nfrom mindspore import grad\n\n\ndef gradients(fn, x):\n    ms = 3\n"
         "    return ms * grad(fn)(x)\n"
     )
-    # `ms` is a local number in the function: the module is spelled through a new import.
+    # `ms` is a local number in the function: the GradOperation is made at module level, where
+    # `ms` is the module, and nothing is imported again.
     result = downgrade_text(source, Version(1, 7))
-    assert "return ms * mindspore.ops.GradOperation()(fn)(x)" in result.text
+    assert "\n_grad_op = ms.ops.GradOperation()\n" in result.text
+    assert "return ms * _grad_op(fn)(x)" in result.text
+    assert "import mindspore\n" not in result.text and result.fixed
+    # Without a module-level name for mindspore, the module is spelled through a new import.
+    result = downgrade_text(source.replace("import mindspore as ms\n", ""), Version(1, 7))
+    assert "\n_grad_op = mindspore.ops.GradOperation()\n" in result.text
+    assert "return ms * _grad_op(fn)(x)" in result.text
     assert "import mindspore\n" in result.text and result.fixed
 
 

@@ -165,8 +165,9 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
     signature), verify shows it. (A step whose network's class is unknown and may take *args is
     left alone, MSR019.) Each file must have a site proven equal, except those whose code the
     probe cannot drive or needs a project factory."""
-    from ms_migrate import sources
+    from ms_migrate import runtimes, sources
     from ms_migrate.verify import Verdict, VerifyOptions, verify_many
+    from ms_migrate.versions import Version
 
     # Its scale_sense is given a loss-scale Cell, which it casts as a tensor. (The float-status
     # operators have CPU stand-ins: forward_with_side_effect_between runs with them, proven.)
@@ -206,20 +207,45 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
         # Functions of a model, an optimizer and data (a GAN's two networks; a multi-task head).
         "trainable_params_list_1_9",
         "has_aux_nested_output_1_7",
+        "jit_and_value_and_grad_one_import_1_9",  # its own script runs on 1.9 in test_target_runtimes
     }
     # The steps' network is the file's Network(x, y), differentiated directly (their own scripts
     # run the same numbers in test_rewrite_prints_same_numbers); the *inputs probe swaps in a
     # network whose construct takes *inputs, which GRAPH mode cannot differentiate so.
-    fixed_signature = {"loss_scale_1024_target_2_8", "optimizer_parameters_star_inputs"}
-    # Only jit respelled (MS303): no train step or grad function for verify to run.
-    no_grad_site = {"jit_imported_1_9", "jit_dynamic_shape_1_7", "jit_dynamic_shape_1_9"}
+    fixed_signature = {
+        "loss_scale_1024_target_2_8",
+        "optimizer_parameters_star_inputs",
+        "sens_in_star_args_2_8",
+    }
+    # Only jit or a dataset pipeline respelled (MS303, MS211): no train step or grad function for
+    # verify to run.
+    no_grad_site = {
+        "jit_imported_1_9",
+        "jit_dynamic_shape_1_7",
+        "jit_dynamic_shape_1_9",
+        "ms_function_spellings",
+        "c_transforms_pipeline",
+    }
     cases = [case for case in fixture_cases() if case.expected is not None]
-    pairs = [
-        (case.source, sources.read_source(case.source).text, sources.read_source(case.expected).text)
-        for case in cases
-    ]
+    # Each side runs on the release it is written for: an upgrade's two on the newest here, a
+    # downgrade's BEFORE there and its AFTER on the target's runtime (ms_function has left 2.10).
+    here = runtimes.available()
+    by_runtime: dict[tuple[str, str], list[tuple[Path, str, str]]] = {}
+    for case in cases:
+        pair = (case.source, sources.read_source(case.source).text, sources.read_source(case.expected).text)
+        sides = (sys.executable, sys.executable)
+        if case.source.parent.name == "scripts":  # whole 1.x scripts: BEFORE on the last 1.x
+            sides = (runtimes.for_rewrite(Version(1, 10), False, here).after.python, sys.executable)
+        elif case.command == "downgrade":
+            plan = runtimes.for_rewrite(Version.parse(case.target), True, here)
+            sides = (plan.before.python, plan.after.python)
+        by_runtime.setdefault(sides, []).append(pair)
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))  # runnable fixtures import _harness
-    reports = verify_many(pairs, VerifyOptions(workers=2))
+    reports = [
+        report
+        for (before, after), pairs in by_runtime.items()
+        for report in verify_many(pairs, VerifyOptions(workers=2, python=after, before_python=before))
+    ]
     rows = [(report.path.stem, row) for report in reports for row in report.results]
     differing = [(stem, row) for stem, row in rows if row.verdict is Verdict.DIFFERS]
     unexplained = [

@@ -11,6 +11,7 @@ from typing import Optional, Union
 from ms_migrate.analysis.arguments import STARRED, bind
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
+    ModuleReference,
     all_names,
     bindings_in,
     compiled_function,
@@ -83,8 +84,11 @@ FIXED_1 = """\
 import mindspore as ms
 
 
+_grad_by_list = ms.ops.GradOperation(get_by_list=True)
+
+
 def step(net, weights, x):
-    return ms.ops.GradOperation(get_by_list=True)(net, ms.ParameterTuple(weights))(x)
+    return _grad_by_list(net, ms.ParameterTuple(weights))(x)
 """
 
 FIXED_2 = '''\
@@ -108,11 +112,12 @@ FIXED_3 = """\
 import mindspore as ms
 
 
+_grad_by_list_sens = ms.ops.GradOperation(get_by_list=True, sens_param=True)
+
+
 def step(net, weights, x, scale):
     sens = ms.ops.fill(ms.float32, (), scale)
-    return ms.ops.GradOperation(get_by_list=True, sens_param=True)(
-        net, ms.ParameterTuple(weights)
-    )(x, sens)
+    return _grad_by_list_sens(net, ms.ParameterTuple(weights))(x, sens)
 """
 
 
@@ -154,10 +159,14 @@ class GradToGradOperation(Rule):
     MindSpore 1.8's own `ops.grad` did: converted only for a `def` whose second call computes the
     same values (MindSpore operators without randomness, no Cell). The mindspore.grad API page's
     example (`grad(net, grad_position=(1, 2))`, and with has_aux) is exact in both modes.
-    On 1.7 a GradOperation cannot be built inside code GRAPH mode compiles: a grad in a Cell's
-    `construct` gets its GradOperation made once in `__init__`; one inside a jit function is left
-    alone (MSR021); and a function holding the rewritten call that is compiled later (`ms_function
-    (train_step)`) fails there, loudly, which `downgrade --verify` shows in its GRAPH rows.
+    On 1.7 a GradOperation cannot be built inside code GRAPH mode compiles ("This may be not
+    defined, or it can't be a operator", measured on 1.7.0; 1.8 and later can): a grad in a
+    Cell's `construct` gets its GradOperation made once in `__init__`; one inside a jit function
+    is left alone (MSR021); in any other function each GradOperation is made once at module level,
+    above the first statement that applies it, so a plain function holding the rewritten call
+    still compiles when a `construct` calls it (measured on 1.7.0 in both modes; `downgrade --verify`
+    runs such a function compiled in its GRAPH rows). Where mindspore has no module-level name
+    above that statement, the GradOperation is built in place, as before.
     https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.grad.html
     """
 
@@ -199,6 +208,7 @@ class GradToGradOperation(Rule):
         converted: list[ast.Call] = []
         edits: list[Edit] = []
         generated = _Generated(parents, taken)
+        made_once = _ModuleOperations(ctx.tree, parents, taken)
         hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
         for call in (node for node in ctx.calls):
@@ -233,16 +243,33 @@ class GradToGradOperation(Rule):
                     found.append(REASONS[code].at(call.lineno, detail))
                     continue
                 helper = selection
+            # Outside `construct`, in a function, the GradOperation is made once at module level.
+            planned: Optional[_Planned] = None
+            if hoisted is None and _in_function(parents, call):
+                flags = form[0] if form is not None else "get_all=True"
+                top = module_reference(resolver, taken, "mindspore", (), new_import)
+                planned = made_once.plan(call, flags, top)
+            pending = new_import or (planned.new_import if planned is not None else None)
             # A local `ms` in the function around the call must not be taken for the module.
             scopes = enclosing_scopes(parents, call)
-            reference = module_reference(resolver, taken, "mindspore", scopes, new_import)
-            if reference is None:
+            reference = module_reference(resolver, taken, "mindspore", scopes, pending)
+            needs_local = planned is None or (helper is not None and helper.has_aux) or (
+                helper is None and arguments.weights is not None
+                and not written_as_parameter_tuple(arguments.weights)
+            )
+            if reference is None and needs_local:
                 found.append(REASONS["MSR021"].at(call.lineno, "no free name for mindspore"))
                 continue
-            new_import = reference.new_import or new_import
+            if reference is not None and needs_local:
+                new_import = reference.new_import or new_import
+            operation: Optional[str] = None  # the module-level GradOperation this site applies
+            if planned is not None:
+                operation = made_once.commit(planned)
+                new_import = new_import or planned.new_import
+            ms = reference.expression if reference is not None else ""
             if hoisted is not None:
                 flags, operands = form  # type: ignore[misc]
-                name = hoisted.attribute(flags, reference.expression)
+                name = hoisted.attribute(flags, ms)
                 applied = ", ".join(_source(ctx.text, item) for item in operands)
                 replacement = f"self.{name}({applied})"
             elif helper is None:
@@ -251,12 +278,13 @@ class GradToGradOperation(Rule):
                 if arguments.weights is not None and not written_as_parameter_tuple(arguments.weights):
                     # Given a list, 1.7's GradOperation returns the gradients of every Parameter
                     # the function uses (measured on 1.7.0); a ParameterTuple, just the list's.
-                    written[-1] = f"{reference.expression}.ParameterTuple({written[-1]})"
+                    written[-1] = f"{ms}.ParameterTuple({written[-1]})"
                 applied = ", ".join(written)
-                head = f"{reference.expression}.ops.GradOperation({flags})"
+                head = operation or f"{ms}.ops.GradOperation({flags})"
                 replacement = _fitted(lines, call, head, applied, line_limit(ctx.text))
             else:
-                replacement = _helper_defs(helper, reference.expression, ctx.text, generated)
+                grad_all = operation or f"{ms}.ops.GradOperation(get_all=True)"
+                replacement = _helper_defs(helper, ms, grad_all, ctx.text, generated)
             end = call.end_lineno or call.lineno
             edits.append(
                 Edit(
@@ -268,6 +296,7 @@ class GradToGradOperation(Rule):
             converted.append(call)
         if converted:
             edits += [place.edit(lines, newline_of(lines)) for place in hoists.values() if place.made]
+            made_once.queue(generated)
             edits += _insertions(generated.inserted, lines, ctx.tree)
             unused = tuple(dict.fromkeys(name for call in converted for name in released_name(call.func)))
             imports = (new_import,) if new_import is not None else ()
@@ -612,7 +641,7 @@ class _Generated:
         return name
 
 
-def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> str:
+def _helper_defs(helper: _Helper, ms: str, grad_all: str, text: str, generated: _Generated) -> str:
     """Queue the generated defs above the call's statement; return what replaces the call."""
     params = ", ".join(helper.params)
     chosen = ", ".join(f"grads[{index}]" for index in helper.positions)
@@ -639,13 +668,94 @@ def _helper_defs(helper: _Helper, ms: str, text: str, generated: _Generated) -> 
         doc = "grad before MindSpore 1.8: the positions' gradients out of every input's."
     return generated.define(
         helper,
-        ("grad", helper.fn, helper.positions, helper.has_aux, ms),
+        ("grad", helper.fn, helper.positions, helper.has_aux, ms, grad_all),
         f"_{stem}_grad",
         f"def NAME({params}):\n"
         f'    """{doc}"""\n'
-        f"    grads = {ms}.ops.GradOperation(get_all=True)({differentiated})({params})\n"
+        f"    grads = {grad_all}({differentiated})({params})\n"
         f"    return {result}\n",
     )
+
+
+_FLAG_NAMES = (("get_all", "all"), ("get_by_list", "by_list"), ("sens_param", "sens"))
+
+
+@dataclass(frozen=True)
+class _Planned:
+    key: tuple[str, str]  # (flags, how mindspore is spelled at module level)
+    statement: ast.stmt  # the top-level statement of the site
+    new_import: Optional[str]
+
+
+def _in_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> bool:
+    """Whether ``node`` is inside a def (module-level code is never compiled: built in place)."""
+    return any(isinstance(scope, FUNCTION_TYPES) for scope in enclosing_scopes(parents, node))
+
+
+@dataclass
+class _ModuleOperations:
+    """The GradOperations the converted sites outside `construct` apply, made once each at module
+    level above the first statement that needs them. MindSpore 1.7's GRAPH mode cannot compile a
+    GradOperation built inside a function it compiles ("This may be not defined, or it can't be a
+    operator", measured on 1.7.0), and a plain function may be called from a `construct`; one made
+    at import time compiles there and runs the same when the function is called eagerly."""
+
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST]
+    taken: set[str]
+    names: dict[tuple[str, str], str] = field(default_factory=dict)  # (flags, mindspore) -> name
+    anchor: Optional[ast.stmt] = None
+
+    def plan(self, call: ast.Call, flags: str, top: Optional[ModuleReference]) -> Optional[_Planned]:
+        """Where the GradOperation with ``flags`` would be made for ``call``; None where mindspore
+        has no module-level name bound above the call's top-level statement (it is then built
+        in place)."""
+        statement = _top_statement(self.parents, call)
+        if top is None or statement is None:
+            return None
+        if top.new_import is None and not _imported_above(self.tree, top.expression.split(".")[0], statement):
+            return None
+        return _Planned((flags, top.expression), statement, top.new_import)
+
+    def commit(self, planned: _Planned) -> str:
+        """The module-level name of the planned GradOperation, made above its statement."""
+        if planned.key not in self.names:
+            flags = planned.key[0]
+            parts = [part for flag, part in _FLAG_NAMES if flag in flags]
+            stem = "_".join(["_grad", *parts]) if parts else "_grad_op"
+            self.names[planned.key] = free_name(stem, self.taken)
+        if self.anchor is None or planned.statement.lineno < self.anchor.lineno:
+            self.anchor = planned.statement
+        return self.names[planned.key]
+
+    def queue(self, generated: _Generated) -> None:
+        """Put the module-level definitions above the first statement that uses one."""
+        if self.anchor is None:
+            return
+        block = "".join(
+            f"{name} = {ms}.ops.GradOperation({flags})\n" for (flags, ms), name in self.names.items()
+        )
+        generated.inserted.setdefault(id(self.anchor), (self.anchor, []))[1].insert(0, block)
+
+
+def _top_statement(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[ast.stmt]:
+    """The statement of the module's body that holds ``node``."""
+    current, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, ast.Module):
+        current, parent = parent, parents.get(parent)
+    return current if parent is not None and isinstance(current, ast.stmt) else None
+
+
+def _imported_above(tree: ast.Module, name: str, statement: ast.stmt) -> bool:
+    """Whether a module-level import binds ``name`` before ``statement``, and nothing rebinds it."""
+    for item in tree.body:
+        if item is statement or item.lineno >= statement.lineno:
+            return False
+        if isinstance(item, (ast.Import, ast.ImportFrom)):
+            bound = [alias.asname or alias.name.split(".")[0] for alias in item.names]
+            if name in bound:
+                return True
+    return False
 
 
 def _insertions(
