@@ -27,7 +27,15 @@ from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, cata
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
 from ms_migrate.releases import api_facts
 from ms_migrate.rewrite.import_changes import released_name
-from ms_migrate.rewrite.set_device import DEVICE_KEYS, SET_CONTEXT, split_set_context
+from ms_migrate.rewrite.set_device import (
+    DEVICE_KEYS,
+    SET_CONTEXT,
+    device_id_only,
+    exclusive_paths,
+    in_loop,
+    merge_device_pair,
+    split_set_context,
+)
 from ms_migrate.rewrite.text_edits import column, source_of
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.versions import Version
@@ -52,8 +60,11 @@ class DeprecatedApi(Rule):
     Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
     replacement is the same object, or has the same signature) and the new name can be spelled
     through the file's own imports; and for `set_context(device_target=..., device_id=...)`, where
-    it is the file's only call that sets the device, as `set_context(...)` plus
-    `set_device(target, id)` (rules/releases/proofs.json: the same context on both releases).
+    it is the only call that sets the device on any path through the file (one call, or one per
+    branch of an `if`), as `set_context(...)` plus `set_device(target, id)`; and for the target set
+    by one call and the id by the next statement (alone, or first under an `if`), as one
+    `set_device(target, id)` per path (rules/releases/proofs.json: the same context on both
+    releases).
     Any other replacement is named in the message, never applied.
     See https://www.mindspore.cn/docs/en/master/api_python/mindspore.ops.html and the release
     notes of each version.
@@ -80,10 +91,25 @@ class DeprecatedApi(Rule):
                 "ms.set_context(mode=ms.GRAPH_MODE, device_target='CPU', device_id=0)\n",
                 fixed="import mindspore as ms\nms.set_context(mode=ms.GRAPH_MODE)\nms.set_device('CPU', 0)\n",
             ),
-            # set_device takes one device per process: two calls that set it are not split.
+            # set_device takes one device per process: the target and then the id become one call.
+            Example(
+                "import mindspore as ms\n"
+                "ms.set_context(mode=ms.GRAPH_MODE, device_target=target)\n"
+                "if target == 'Ascend':\n"
+                "    ms.set_context(device_id=1)\n",
+                fixed="import mindspore as ms\n"
+                "ms.set_context(mode=ms.GRAPH_MODE)\n"
+                "if target == 'Ascend':\n"
+                "    ms.set_device(target, 1)\n"
+                "else:\n"
+                "    ms.set_device(target)\n",
+            ),
+            # Code between the two may need the target set (a distributed init): left as it is.
             Example(
                 "from mindspore import context\n"
-                "context.set_context(device_target='CPU')\n"
+                "from mindspore.communication import init\n"
+                "context.set_context(device_target='Ascend')\n"
+                "init()\n"
                 "context.set_context(device_id=1)\n"
             ),
         ),
@@ -115,7 +141,7 @@ class _Finder:
         self._tensors: dict[int, set[str]] = {}
         self._names: Optional[set[str]] = None
         self._tensor_candidates: dict[str, bool] = {}
-        self._device_calls: Optional[int] = None
+        self._device_calls: Optional[list[ast.Call]] = None
 
     # --- what is reported --------------------------------------------------------------------
 
@@ -236,24 +262,51 @@ class _Finder:
         facts = api_facts()
         if facts is None or facts.proven.get((SET_CONTEXT[1], "mindspore.set_device")) != "equal":
             return "the pair is not proven"
-        settings = self._device_settings()
-        if settings != 1:
+        calls = self._device_settings()
+        settings = len(calls)
+        looped = next((call for call in calls if in_loop(self.ctx.parents, call)), None)
+        if looped is not None:
+            return f"the device is set inside a loop (line {looped.lineno}): set_device takes one per process"
+        exclusive = settings > 1 and exclusive_paths(self.ctx.parents, calls)
+        pair = self._device_pair(statement) if settings == 2 and not exclusive else None
+        if settings != 1 and pair is None and not exclusive:
             # set_device takes one device per process ("The 'mindspore.set_device' can not be
             # modified", 2.10), where set_context took a new device id each time.
             return f"this file sets the device {settings} times, and set_device takes one per process"
         reference = module_reference(self.resolver, self.names, "mindspore", scopes)
         if reference is None:
             return "no free name for mindspore"
-        edit = split_set_context(statement, self.lines, reference.expression)
-        if isinstance(edit, str):
-            return edit
+        if pair is not None:
+            edits = merge_device_pair(*pair, self.lines, reference.expression)
+        else:
+            edits = split_set_context(statement, self.lines, reference.expression)
+        if isinstance(edits, str):
+            return f"the file's two device settings cannot be merged: {edits}" if pair else edits
         imports = (reference.new_import,) if reference.new_import else ()
-        return Fix((edit,), "exact", "use mindspore.set_device (the same context)", imports=imports)
+        edits = edits if isinstance(edits, tuple) else (edits,)
+        return Fix(edits, "exact", "use mindspore.set_device (the same context)", imports=imports)
 
-    def _device_settings(self) -> int:
-        """How many calls in the file set the device: set_context with a device key, set_device."""
+    def _device_pair(self, statement: ast.AST) -> Optional[tuple[ast.stmt, ast.stmt]]:
+        """(the call that sets the target, the statement right after it that sets the id: the
+        call, or an `if` around it) when ``statement`` is either of them."""
+        parents = self.ctx.parents
+        if device_id_only(statement) is not None:
+            owner = parents.get(statement)
+            then = owner if isinstance(owner, ast.If) and owner.body[0] is statement else statement
+            before = _previous_statement(parents, then)
+            call = before.value if isinstance(before, ast.Expr) else None
+            sets_target = isinstance(call, ast.Call) and "device_target" in {k.arg for k in call.keywords}
+            return (before, then) if sets_target else None  # type: ignore[return-value]
+        after = _next_statement(parents, statement)
+        if after is None:
+            return None
+        inner = after.body[0] if isinstance(after, ast.If) else after
+        return (statement, after) if device_id_only(inner) is not None else None  # type: ignore[return-value]
+
+    def _device_settings(self) -> list[ast.Call]:
+        """The calls in the file that set the device: set_context with a device key, set_device."""
         if self._device_calls is None:
-            self._device_calls = 0
+            self._device_calls = []
             for node in ast.walk(self.tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -261,7 +314,7 @@ class _Finder:
                 if called == "mindspore.set_device" or (
                     called in SET_CONTEXT and any(keyword.arg in DEVICE_KEYS for keyword in node.keywords)
                 ):
-                    self._device_calls += 1
+                    self._device_calls.append(node)
         return self._device_calls
 
     def _unscoped_name(self, node: ast.AST) -> Optional[str]:
@@ -686,3 +739,23 @@ def may_be_flagged(text: str, catalogue: Catalogue) -> bool:
     # The names the screen sees are normalised; those the rule looks for (its word pattern marks
     # where) are as written: both must be there.
     return catalogue.pattern.search(text) is not None and known[1].admits(unicodedata.normalize("NFKC", text))
+
+
+def _sibling_block(parents: dict[ast.AST, ast.AST], statement: ast.AST) -> tuple[list[ast.stmt], int]:
+    """The statement list that holds ``statement``, and its index there ([], -1: none)."""
+    owner = parents.get(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(owner, field, None)
+        if isinstance(block, list) and any(item is statement for item in block):
+            return block, next(index for index, item in enumerate(block) if item is statement)
+    return [], -1
+
+
+def _previous_statement(parents: dict[ast.AST, ast.AST], statement: ast.AST) -> Optional[ast.stmt]:
+    block, index = _sibling_block(parents, statement)
+    return block[index - 1] if index > 0 else None
+
+
+def _next_statement(parents: dict[ast.AST, ast.AST], statement: ast.AST) -> Optional[ast.stmt]:
+    block, index = _sibling_block(parents, statement)
+    return block[index + 1] if 0 <= index < len(block) - 1 else None
