@@ -585,3 +585,23 @@ def test_readme_rule_table_matches_the_rules() -> None:
             if rule.__module__.startswith("ms_migrate.")
         }
         assert rows == builtin, f"{_name(readme)}: the rule table is not `ms-migrate rules`"
+
+
+def test_the_readme_first_diff_is_what_upgrade_prints_for_the_example(tmp_path: Path) -> None:
+    """The README opens with the diff of the bundled example's train.py: the real dry run of it,
+    in a copy of the project (whose requirements.txt names the target)."""
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "legacy_project"
+    shutil.copytree(ROOT / "examples" / "legacy_project", project)
+    preview = subprocess.run(
+        [sys.executable, "-m", "ms_migrate", "upgrade", "--dry-run", "src/train.py"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
+    assert preview.returncode == 1, preview.stderr
+    shown = next(fence for fence in PAGE_CACHE[ROOT / "README.md"].fences if fence.language == "diff")
+    assert shown.code == preview.stdout

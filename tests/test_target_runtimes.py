@@ -62,10 +62,17 @@ class RunFailed(AssertionError):
     """A script exited non-zero on a runtime; the message ends with its error output."""
 
 
-def run_on(runtime: runtimes.Runtime, script: Path, mode: str, workdir: Path, portable: bool) -> dict:
+def run_on(
+    runtime: runtimes.Runtime,
+    script: Path,
+    mode: str,
+    workdir: Path,
+    portable: bool,
+    mode_variable: str = "MS_MIGRATE_MODE",
+) -> dict:
     env = {
         **os.environ,
-        "MS_MIGRATE_MODE": mode,
+        mode_variable: mode,
         "PYTHONPATH": os.pathsep.join([str(FIXTURES), str(REPOSITORY)]),
         "GLOG_v": "3",
         **({"MS_MIGRATE_PORTABLE": "1"} if portable else {}),

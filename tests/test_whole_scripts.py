@@ -6,6 +6,9 @@ evaluation of a network reloaded from the checkpoint the script saved."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +46,31 @@ def test_an_upgraded_1x_script_runs_on_2_10_with_its_1_10_numbers(case, mode: st
     # changed: load_param_into_net's pair is always true): the upgrade is what makes it run.
     with pytest.raises(RunFailed):
         run_on(new, case.source, mode, tmp_path, portable=False)
+
+
+EXAMPLE = FIXTURES.parent.parent / "examples" / "legacy_project"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_readme_example_is_a_1x_script_that_upgrade_makes_run_on_2_10(mode: str, tmp_path: Path) -> None:
+    """The README's first example: the bundled project's train.py runs on 1.10, fails on 2.10 as it
+    is, and after `ms-migrate upgrade` of the project (its requirements.txt pins 2.10) prints its
+    1.10 numbers on 2.10."""
+    project = tmp_path / "legacy_project"
+    shutil.copytree(EXAMPLE, project)
+    script = project / "src" / "train.py"
+    old, new = runtime_for(Version(1, 10)), runtime_for(Version(2, 10))
+    before = run_on(old, script, mode, tmp_path, portable=False, mode_variable="MS_MODE")
+    with pytest.raises(RunFailed, match="c_transforms"):
+        run_on(new, script, mode, tmp_path, portable=False, mode_variable="MS_MODE")
+
+    upgraded = subprocess.run(
+        [sys.executable, "-m", "ms_migrate", "upgrade", str(project)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert "target MindSpore 2.10" in upgraded.stderr
+    after = run_on(new, script, mode, tmp_path, portable=False, mode_variable="MS_MODE")
+    assert_same_numbers(before, after, RTOL, ATOL, f"example train.py ({mode})", split=True)

@@ -1,10 +1,18 @@
 # -*- coding: utf-8 -*-
-"""Training entry point (1.x style)."""
+"""Training entry point, written for MindSpore 1.10: a dataset pipeline, the context set up for
+the CPU, a hand-written train step, a checkpoint saved and reloaded. It prints its numbers as one
+JSON line; after `ms-migrate upgrade` it runs on 2.10 and prints the same ones."""
+import json
+import os
+import tempfile
+
 import numpy as np
 
 import mindspore as ms
+import mindspore.dataset as ds
 import mindspore.nn as nn
-from mindspore import ParameterTuple, Tensor
+from mindspore import ParameterTuple, context
+from mindspore.dataset.transforms import c_transforms
 from mindspore.ops import composite as C
 
 from model import build_network
@@ -30,16 +38,31 @@ class TrainOneStepCell(nn.Cell):
         return loss
 
 
+def make_dataset():
+    rng = np.random.RandomState(0)
+    samples = {"data": rng.randn(12, 8).astype(np.float32), "label": rng.randint(0, 3, 12)}
+    dataset = ds.NumpySlicesDataset(samples, shuffle=False)
+    dataset = dataset.map(operations=c_transforms.TypeCast(ms.int32), input_columns="label")
+    return dataset.batch(4)
+
+
 def main():
-    ms.set_context(mode=ms.GRAPH_MODE)
+    mode = context.PYNATIVE_MODE if os.environ.get("MS_MODE") == "pynative" else context.GRAPH_MODE
+    context.set_context(mode=mode, device_target="CPU")
     net = build_network()
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
     step = TrainOneStepCell(net, opt)
-    rng = np.random.RandomState(0)
-    data = Tensor(rng.randn(4, 8).astype(np.float32))
-    label = Tensor(np.array([0, 1, 2, 1], np.int32))
-    for epoch in range(3):
-        print(epoch, step(data, label))
+    losses = []
+    for _ in range(3):
+        for batch in make_dataset().create_dict_iterator():
+            losses.append(float(step(batch["data"], batch["label"]).asnumpy()))
+
+    path = os.path.join(tempfile.mkdtemp(), "net.ckpt")
+    ms.save_checkpoint(net, path)
+    restored = build_network()
+    ms.load_param_into_net(restored, ms.load_checkpoint(path))
+    weights = {p.name: p.asnumpy().ravel().tolist() for p in restored.trainable_params()}
+    print(json.dumps({"losses": losses, "restored": weights}))
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ class TrainWithLossScale(nn.Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         self.sens = sens
 
-    def construct(self, *inputs):
+    def construct(self, data, label):
         weights = self.weights
-        loss = self.network(*inputs)
+        loss = self.network(data, label)
         sens = ops.fill(ops.dtype(loss), ops.shape(loss), self.sens)
-        grads = self.grad(self.network, weights)(*inputs, sens)
+        grads = self.grad(self.network, weights)(data, label, sens)
         grads = ops.clip_by_global_norm(grads, 5.0)
         loss = ops.depend(loss, self.optimizer(grads))
         return loss
