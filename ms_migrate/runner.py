@@ -673,6 +673,34 @@ def _buildable_network(view: ProjectIndex, class_name: str, attribute: str) -> t
     return (str(where.resolve()) if where is not None else "", name, loss)
 
 
+def _release_fixed(outcome: FileOutcome, target: Version, config: Config, kinds: Sequence[str]) -> FileResult:
+    """BEFORE with only the release fixes applied (rules whose fixes are pairs the release facts
+    prove: Rule.release_fix): what `upgrade --verify` runs as BEFORE, on the target's runtime, so
+    that a 1.x file whose imports 2.x no longer has is compared on the rest of its rewrite. A
+    downgrade runs BEFORE as it is, on the newest runtime, which has what it names."""
+    if "downgrade" in kinds:
+        return FileResult(outcome.before)
+    rules = [rule for rule in _rules_for(outcome.path, config, kinds) if rule.release_fix]
+    if not rules:
+        return FileResult(outcome.before)
+    try:
+        return run_rules(outcome.before, target, rules, _project, outcome.path)
+    except ParseFailure:
+        return FileResult(outcome.before)
+
+
+def _lines_back(edited: str, original: str) -> dict[int, int]:
+    """Each line of ``edited`` that ``original`` has unchanged, by its number there (1-based)."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, edited.splitlines(), original.splitlines(), autojunk=False)
+    return {
+        block.a + offset + 1: block.b + offset + 1
+        for block in matcher.get_matching_blocks()
+        for offset in range(block.size)
+    }
+
+
 def upgrade_files_verified(
     paths: Sequence[Path],
     target: Version,
@@ -699,14 +727,21 @@ def upgrade_files_verified(
     changed = [outcome for outcome in outcomes if outcome.changed]
     # Importing a notebook as it is would run all of its cells (training loops included): verify
     # imports its definitions only.
-    items = []
+    items, baselines = [], []
     for outcome in changed:
-        before, after = outcome.before, outcome.after
+        baseline = _release_fixed(outcome, target, config, kinds)
+        before, after = baseline.text, outcome.after
         if outcome.path.suffix == ".ipynb":
             before, after = definitions_text(before), definitions_text(after)
         items.append((outcome.path, before, after))
+        baselines.append(baseline)
     reports = verify_many(items, options, _known_networks)
-    for outcome, report in zip(changed, reports):
+    for outcome, report, baseline in zip(changed, reports, baselines):
+        report.release_fixes = [f"{fixed.code}:{fixed.line}" for fixed in baseline.fixed]
+        if baseline.fixed:
+            back = _lines_back(baseline.text, outcome.before)
+            for result in report.results:
+                result.line = back.get(result.line, result.line)
         outcome.verification = report
         if outcome.path.suffix == ".ipynb":
             for result in report.results:

@@ -85,6 +85,11 @@ class Rule:
     # Whether ``check`` asks ``ctx.project`` about the run's other files: a run sends the files
     # such a rule applies to to one worker, which then reads those facts once.
     reads_the_project: ClassVar[bool] = False
+    # Whether each fix respells what a release changed (a moved name, a renamed keyword, a new
+    # default) as a pair the release facts prove: the same object under a new name, or equal
+    # results of the old spelling on its last release and the new one on the target
+    # (rules/releases/proofs.json). `upgrade --verify` takes these as proven and runs the rest.
+    release_fix: ClassVar[bool] = False
     reasons: ClassVar[dict[str, Reason]] = {}  # why a site is left alone, by code
     notes: ClassVar[dict[str, Note]] = {}  # what to know about a fixed site, by code
     examples: ClassVar[Examples] = Examples()

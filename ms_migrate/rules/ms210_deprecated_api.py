@@ -73,6 +73,7 @@ class DeprecatedApi(Rule):
     code = "MS210"
     title = "deprecated MindSpore API"
     kind = "lint"
+    release_fix = True
     severity = Severity.WARNING
     examples = Examples(
         valid=(

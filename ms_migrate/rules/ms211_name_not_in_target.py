@@ -77,6 +77,7 @@ class NameNotInTarget(Rule):
     code = "MS211"
     title = "MindSpore name the target release does not have"
     kind = "lint"
+    release_fix = True
     severity = Severity.ERROR
     examples = Examples(
         valid=(

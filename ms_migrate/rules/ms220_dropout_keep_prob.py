@@ -74,6 +74,7 @@ class DropoutKeepProb(Rule):
     code = "MS220"
     title = "nn.Dropout's keep_prob: the probability to keep, where p is the probability to drop"
     kind = "lint"
+    release_fix = True
     severity = Severity.WARNING
     prefilter = ("Dropout",)
     examples = Examples(

@@ -49,6 +49,7 @@ class LoadParamIntoNetResult(Rule):
     code = "MS221"
     title = "load_param_into_net returns (param_not_load, ckpt_not_load) on 2.x, a list on 1.x"
     kind = "lint"
+    release_fix = True
     severity = Severity.WARNING
     prefilter = ("load_param_into_net",)
     examples = Examples(

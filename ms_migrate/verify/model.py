@@ -147,6 +147,9 @@ class VerificationReport:
     results: list[SiteResult] = field(default_factory=list)
     # Processes the code under verification left running, which verify ended: "PID (command)".
     ended: list[str] = field(default_factory=list)
+    # The release fixes of the rewrite ("MS211:15"), taken as proven (each a pair the release
+    # facts prove) and applied to BEFORE before it ran; `upgrade --verify` only.
+    release_fixes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -163,6 +166,8 @@ class VerificationReport:
     def summary(self) -> str:
         """One line for people: the counts, then the first problem."""
         if not self.results:
+            if self.release_fixes:
+                return f"{self.release_fixes_text()}; nothing else to run"
             return "no differing site: nothing to run"
         counts = {verdict: 0 for verdict in Verdict}
         for result in self.results:
@@ -174,6 +179,12 @@ class VerificationReport:
             text += f" ({problem.label}, {problem.mode}: {problem.verdict.value}: {problem.reason})"
         return text
 
+    def release_fixes_text(self) -> str:
+        """The release fixes, which were not run but taken as proven (docs/release-pairs.md)."""
+        count = len(self.release_fixes)
+        fixes = ", ".join(self.release_fixes)
+        return f"{count} release fix{'es' * (count != 1)} ({fixes}) proven by the release facts"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
@@ -181,4 +192,5 @@ class VerificationReport:
             "exit_code": self.exit_code,
             "sites": [result.to_json() for result in self.results],
             "ended_processes": self.ended,
+            "release_fixes": self.release_fixes,
         }
