@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import fnmatch
 import io
 import os
@@ -504,17 +505,48 @@ def write_source(source: SourceFile, new_text: str) -> None:
 
 
 def write_output(path: Path, text: str) -> None:
-    """Write a file the tool makes (a report, a baseline, --output-file) atomically, in UTF-8:
-    a run cut off leaves the old file or the new one. Raises ``SourceError``."""
+    """Write a file the tool makes (a report, a baseline, --output-file) in UTF-8, as a shell's
+    ``>`` would: through a symlink to what it points at, and into a device or FIFO that is
+    there (``-o /dev/null``, ``-o /dev/stdout``) rather than putting a file in its place. A
+    regular file is replaced atomically: a run cut off leaves the old file or the new one.
+    Raises ``SourceError``."""
+    data = text.encode("utf-8")
+    target = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        info: Optional[os.stat_result] = target.stat()
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+        info = None
     except OSError as error:
         raise SourceError(path, f"cannot write: {error.strerror}") from error
-    if not path.parent.is_dir():
-        raise SourceError(path, f"cannot write: no folder {path.parent}")
-    _replace(path, text.encode("utf-8"), mode)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise SourceError(path, "cannot write: a folder")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        _write_through(path, target, data)
+        return
+    if not target.parent.is_dir():
+        raise SourceError(path, f"cannot write: no folder {target.parent}")
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    _replace(target, data, mode)
+
+
+def _write_through(path: Path, target: Path, data: bytes) -> None:
+    """Write into a device or FIFO that stands at ``target``; a FIFO nobody reads is refused
+    (opening it would wait for a reader forever)."""
+    try:
+        handle = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise SourceError(path, "cannot write: a FIFO that no process reads") from error
+        raise SourceError(path, f"cannot write: {error.strerror or error}") from error
+    try:
+        os.set_blocking(handle, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+    except OSError as error:
+        raise SourceError(path, f"cannot write: {error.strerror or error}") from error
+    finally:
+        os.close(handle)
 
 
 def _umask() -> int:
