@@ -13,6 +13,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -104,6 +105,19 @@ class FileContext:
         if self.resolver.qualified_name(node) is None:
             return None  # most nodes: no import binds their root, and no scope need be walked
         return self.resolver.qualified_name(node, enclosing_scopes(self.parents, node))
+
+    def calls_to(self, qualified: Collection[str]) -> Iterator[ast.Call]:
+        """The file's calls whose callee is one of ``qualified``, in ``calls`` order. A call is
+        resolved only when it is spelled as one of them (its own name, or a name an import binds
+        to one): resolving every call of a file through its scopes costs far more."""
+        spellings = {name.rpartition(".")[2] for name in qualified}
+        imports = self.resolver.imports.items()
+        spellings.update(name for name, binding in imports if binding.qualified in qualified)
+        for call in self.calls:
+            func = call.func
+            spelled = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if spelled in spellings and self.qualified_name(func) in qualified:
+                yield call
 
     @cached_property
     def suppressions(self) -> dict[int, set[str]]:

@@ -7,7 +7,6 @@ fixes are text edits. A file that no selected rule's prefilter matches is never 
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,7 @@ from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits, in_characters
-from ms_migrate.parsing import ParseFailure, check_compiles, precheck
+from ms_migrate.parsing import ParseFailure, check_compiles, parse_ast, precheck
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
 from ms_migrate.rules.base import Rule, all_rules
@@ -319,15 +318,15 @@ def _applied(text: str, fixes: Sequence[Fix]) -> tuple[str, list[tuple[Edit, ...
     if not unused and not needed:
         return new_text, [edits]
     try:
-        after = ast.parse(new_text)
+        after = parse_ast(new_text)
     except SyntaxError:
         return new_text, [edits]  # validation says why
-    removals = removal_edits(text, ast.parse(text), unused, loaded_names(after))
+    removals = removal_edits(text, parse_ast(text), unused, loaded_names(after))
     removals = tuple(edit for edit in removals if not _overlaps(edit, list(edits)))
     if removals:
         edits += removals
         new_text = apply_edits(text, edits)
-        after = ast.parse(new_text)
+        after = parse_ast(new_text)
     additions = addition_edits(new_text, after, needed)
     if not additions:
         return new_text, [edits]

@@ -57,16 +57,22 @@ def _depth(tree: ast.AST) -> int:
 
 
 _last_parsed: list[tuple[str, ast.Module]] = []
+# A file's text, its rewrite, and the rewrite with its imports settled: what one file's fix
+# reads again (the imports it left unused, then the fixed-point check).
+_KEPT_TREES = 3
 
 
 def parse_ast(text: str) -> ast.Module:
-    """``ast.parse(text)``; the same tree again for the text parsed last, which is how a rewrite's
-    output is read twice in a row (for the imports it left unused, then by the fixed-point check).
-    Nothing changes an ``ast`` tree once built, so sharing one is safe."""
-    if _last_parsed and (_last_parsed[0][0] is text or _last_parsed[0][0] == text):
-        return _last_parsed[0][1]
+    """``ast.parse(text)``; the same tree again for a text among the last few parsed, which is how
+    a file and its rewrite are read more than once (the imports a fix left unused, then the
+    fixed-point check). Nothing changes an ``ast`` tree once built, so sharing one is safe."""
+    for index, (kept, tree) in enumerate(_last_parsed):
+        if kept is text or kept == text:
+            _last_parsed.insert(0, _last_parsed.pop(index))
+            return tree
     tree = ast.parse(text)
-    _last_parsed[:] = [(text, tree)]
+    _last_parsed.insert(0, (text, tree))
+    del _last_parsed[_KEPT_TREES:]
     return tree
 
 

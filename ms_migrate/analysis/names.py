@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -83,6 +83,20 @@ def all_names(tree: ast.AST) -> set[str]:
     """Every name the file binds or reads in any scope, attribute names included: a new import
     must avoid all of them."""
     return variable_names(tree, attributes=True)
+
+
+class NamesOf(Container[str]):
+    """``all_names`` of a tree, read only when a name is looked up: most rewrites reuse an
+    import the file has and never ask."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self._tree = tree
+        self._names: Optional[set[str]] = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = all_names(self._tree)
+        return name in self._names
 
 
 def loaded_names(tree: ast.AST) -> Counter[str]:
@@ -322,7 +336,7 @@ class ModuleReference:
 
 def module_reference(
     resolver: NameResolver,
-    module_names: set[str],
+    module_names: Container[str],
     qualified: str,
     scopes: Iterable[Scope],
     pending_import: Optional[str] = None,

@@ -15,8 +15,8 @@ from typing import Optional, Union
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
+    NamesOf,
     Scope,
-    all_names,
     dotted_name,
     found_after,
     module_reference,
@@ -140,9 +140,8 @@ class _Finder:
         self.lines = source_lines(ctx.text)
         self.hits = _matched_positions(ctx.text, catalogue)
         self._tensors: dict[int, set[str]] = {}
-        self._names: Optional[set[str]] = None
         self._tensor_candidates: dict[str, bool] = {}
-        self._device_calls: Optional[list[ast.Call]] = None
+        self._device_facts: Optional[tuple[int, Optional[ast.Call], bool]] = None
 
     # --- what is reported --------------------------------------------------------------------
 
@@ -263,12 +262,9 @@ class _Finder:
         facts = api_facts()
         if facts is None or facts.proven.get((SET_CONTEXT[1], "mindspore.set_device")) != "equal":
             return "the pair is not proven"
-        calls = self._device_settings()
-        settings = len(calls)
-        looped = next((call for call in calls if in_loop(self.ctx.parents, call)), None)
+        settings, looped, exclusive = self._device_layout()
         if looped is not None:
             return f"the device is set inside a loop (line {looped.lineno}): set_device takes one per process"
-        exclusive = settings > 1 and exclusive_paths(self.ctx.parents, calls)
         pair = self._device_pair(statement) if settings == 2 and not exclusive else None
         if settings != 1 and pair is None and not exclusive:
             # set_device takes one device per process ("The 'mindspore.set_device' can not be
@@ -304,19 +300,28 @@ class _Finder:
         inner = after.body[0] if isinstance(after, ast.If) else after
         return (statement, after) if device_id_only(inner) is not None else None  # type: ignore[return-value]
 
+    def _device_layout(self) -> tuple[int, Optional[ast.Call], bool]:
+        """How the file sets the device, the same for each of its calls: (how many calls set it,
+        the first inside a loop, whether they lie on exclusive paths), computed once."""
+        if self._device_facts is None:
+            calls = self._device_settings()
+            looped = next((call for call in calls if in_loop(self.ctx.parents, call)), None)
+            exclusive = len(calls) > 1 and looped is None and exclusive_paths(self.ctx.parents, calls)
+            self._device_facts = (len(calls), looped, exclusive)
+        return self._device_facts
+
     def _device_settings(self) -> list[ast.Call]:
         """The calls in the file that set the device: set_context with a device key, set_device."""
-        if self._device_calls is None:
-            self._device_calls = []
-            for node in ast.walk(self.tree):
-                if not isinstance(node, ast.Call):
-                    continue
-                called = self._unscoped_name(node.func)
-                if called == "mindspore.set_device" or (
-                    called in SET_CONTEXT and any(keyword.arg in DEVICE_KEYS for keyword in node.keywords)
-                ):
-                    self._device_calls.append(node)
-        return self._device_calls
+        calls = []
+        for node in self.ctx.calls:
+            if not (node.keywords or node.args):
+                continue
+            called = self._unscoped_name(node.func)
+            if called == "mindspore.set_device" or (
+                called in SET_CONTEXT and any(keyword.arg in DEVICE_KEYS for keyword in node.keywords)
+            ):
+                calls.append(node)
+        return calls
 
     def _unscoped_name(self, node: ast.AST) -> Optional[str]:
         """What ``node`` names through the module's imports, if no local name shadows them."""
@@ -440,11 +445,9 @@ class _Finder:
 
     # --- facts about the file ----------------------------------------------------------------
 
-    @property
-    def names(self) -> set[str]:
-        if self._names is None:
-            self._names = all_names(self.tree)
-        return self._names
+    @cached_property
+    def names(self) -> NamesOf:
+        return NamesOf(self.tree)
 
     def _is_tensor(self, node: ast.AST, scopes: list[Scope]) -> bool:
         """``node`` provably holds a Tensor: `Tensor(...)` itself, or a name bound only to one."""

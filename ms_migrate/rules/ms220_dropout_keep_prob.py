@@ -114,9 +114,7 @@ class DropoutKeepProb(Rule):
         (has_p,) = answers
         proven = facts.proven.get(PROOF) == "equal"
         lines = source_lines(ctx.text)
-        for call in ctx.calls:
-            if ctx.qualified_name(call.func) not in DROPOUT:
-                continue
+        for call in ctx.calls_to(DROPOUT):
             if has_p:
                 found = self._keep_prob(call, ctx.target, proven, lines)
             else:

@@ -91,10 +91,8 @@ class LoadParamIntoNetResult(Rule):
             return
         lines = source_lines(ctx.text)
         proven = facts.proven.get(PROOF) == "equal"
-        discard = _free_discard(ctx.tree)
-        for call in ctx.calls:
-            if ctx.qualified_name(call.func) not in LOAD:
-                continue
+        discard = _LazyDiscard(ctx)
+        for call in ctx.calls_to(LOAD):
             parent = ctx.parents.get(call)
             if returns == "tuple":
                 found = self._pair(call, parent, facts, ctx, lines, proven, discard)
@@ -111,7 +109,7 @@ class LoadParamIntoNetResult(Rule):
         ctx: FileContext,
         lines: list[str],
         proven: bool,
-        discard: Optional[str],
+        discard: _LazyDiscard,
     ) -> Optional[Diagnostic]:
         if isinstance(parent, ast.Expr):
             return None  # the result is not used
@@ -132,13 +130,14 @@ class LoadParamIntoNetResult(Rule):
             and len(parent.targets) == 1
             and isinstance(parent.targets[0], ast.Name)
         )
-        if single and proven and discard is not None:
+        free = discard.name() if single and proven else None
+        if free is not None:
             name = parent.targets[0]  # type: ignore[union-attr]
             start = column(lines, name.lineno, name.col_offset)
             end = column(lines, name.lineno, name.end_col_offset or 0)
-            edit = Edit((name.lineno, start), (name.lineno, end), f"{name.id}, {discard}")  # type: ignore[attr-defined]
+            edit = Edit((name.lineno, start), (name.lineno, end), f"{name.id}, {free}")  # type: ignore[attr-defined]
             fix = Fix((edit,), "exact", "unpack the pair: the name keeps the list of parameters not loaded")
-            return self.diagnostic(call, message + f"; write `{name.id}, {discard} = ...`", fix)  # type: ignore[attr-defined]
+            return self.diagnostic(call, message + f"; write `{name.id}, {free} = ...`", fix)  # type: ignore[attr-defined]
         return self.diagnostic(call, message + "; take its first item for the list")
 
     def _list(
@@ -158,9 +157,19 @@ class LoadParamIntoNetResult(Rule):
         return self.diagnostic(call, message)
 
 
-def _free_discard(tree: ast.AST) -> Optional[str]:
-    """`_` where the file never reads it (gettext's `_` is a function), else None."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Load):
-            return None
-    return "_"
+class _LazyDiscard:
+    """`_` where the file never reads it (gettext's `_` is a function), else None; looked up
+    only for a site that would unpack, as it reads every node of the file."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self._ctx = ctx
+        self._found: Optional[tuple[Optional[str]]] = None
+
+    def name(self) -> Optional[str]:
+        if self._found is None:
+            reads = any(
+                isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Load)
+                for node in self._ctx.nodes
+            )
+            self._found = (None if reads else "_",)
+        return self._found[0]

@@ -211,8 +211,8 @@ class GradToGradOperation(Rule):
         made_once = _ModuleOperations(ctx.tree, parents, taken)
         hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
-        for call in (node for node in ctx.calls):
-            if ctx.qualified_name(call.func) not in GRAD or ctx.suppressed(self.code, call.func.lineno):
+        for call in ctx.calls_to(GRAD):
+            if ctx.suppressed(self.code, call.func.lineno):
                 continue  # a suppressed site is not part of the fix the converted ones share
             arguments = _arguments(call)
             if isinstance(arguments, str):
