@@ -104,6 +104,7 @@ def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: 
         *_stats([folder for folder in (_PACKAGED, _SOURCE_TREE) if folder.is_dir()]),
         *_stats(user_rules, "*.py"),
         str(target),
+        str(config.written_for),  # what the rules for a change of meaning measure from
         ",".join(kinds),
         "fixes" if fix else "findings only",
         repr(config.select),

@@ -184,6 +184,10 @@ def _start(
     target, source = _resolve_target(explicit, paths, err, needs_target)
     if source == "explicit":
         source = "--target-version" if target_version is not None else f"{config.source}: target-version"
+    config = dataclasses.replace(config, written_for=_written_for(config, target, paths))
+    if config.written_for is not None and config.written_for != target:
+        # What MS222/MS223 measure from: said once, as the target is.
+        err.print(f"code written for MindSpore {config.written_for}: changes of meaning since are reported")
     if stdin:
         return target, [], summary, config, source
     named = {path for path in paths if path.is_file()}
@@ -198,6 +202,17 @@ def _start(
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}")
     return target, files, summary, config, source
+
+
+def _written_for(config: Config, target: Version, paths: tuple[Path, ...]) -> Optional[Version]:
+    """The release the code was written for: `from-version`, else the project's pin where the
+    target is above it (a 1.10 project upgraded with --target-version 2.10); None if unknown."""
+    if config.written_for is not None:
+        return config.written_for
+    detected = detect_target(paths[0] if paths else Path.cwd())
+    if detected is not None and detected.version is not None and detected.version < target:
+        return detected.version
+    return None
 
 
 def _stdin_name(paths: tuple[Path, ...], stdin_filename: Optional[Path]) -> Optional[Path]:
@@ -804,9 +819,7 @@ def check(
         in_baseline = len(records) - len(kept)
         records = [records[position] for position in kept]
     modernisable = [record for record in records if record.diagnostic.code in rewriters]
-    linted = sum(
-        record.diagnostic.code not in rewriters | set(reasons) | set(notes) for record in records
-    )
+    linted = sum(record.diagnostic.code not in rewriters | set(reasons) | set(notes) for record in records)
     if summary.errors:
         exit_code = EXIT_ERROR
     else:
@@ -972,7 +985,13 @@ def code_record(code: str) -> dict[str, Any]:
         return {"code": code, "kind": "note", "text": notes[code].text}
     rule = rule_for(code)
     examples = [
-        {"flagged": flagged, "target": example.target, "code": example.code, "fixed": example.fixed}
+        {
+            "flagged": flagged,
+            "target": example.target,
+            "written_for": example.written_for,
+            "code": example.code,
+            "fixed": example.fixed,
+        }
         for flagged, found in ((True, rule.examples.invalid), (False, rule.examples.valid))
         for example in found
     ]
@@ -1065,7 +1084,7 @@ def explanation(code: str) -> str:
     ]
     for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
         for example in examples:
-            lines.append(f"{label} (target {example.target}):\n{example.code}")
+            lines.append(f"{label} ({example.setting}):\n{example.code}")
             if example.fixed is not None:
                 lines.append(f"Fixed to:\n{example.fixed}")
     return "\n".join(lines)

@@ -34,6 +34,7 @@ from ms_migrate.versions import Version, load_toml, parse_target
 
 KEYS = (
     "target-version",
+    "from-version",
     "select",
     "ignore",
     "exclude",
@@ -60,6 +61,9 @@ class Config:
     # [tool.ms-migrate.runtimes]: MindSpore version -> interpreter (checked by ms_migrate.runtimes)
     runtimes: dict[str, str] = field(default_factory=dict)
     baseline: Optional[Path] = None  # the baseline file `check` reads, relative to ``root`` resolved
+    # `from-version`, or the project's pin when the target is above it: the release the code was
+    # written for, from which the rules for a change of meaning (MS222, MS223) measure.
+    written_for: Optional[Version] = None
 
     def enabled(self, code: str, path: Optional[Path] = None) -> bool:
         """Whether ``code`` is reported (and, for a rule, applied) in ``path``."""
@@ -122,21 +126,25 @@ def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _version(table: dict[str, Any], key: str, where: str) -> Optional[Version]:
+    if key not in table:
+        return None
+    value = table[key]
+    if not isinstance(value, str):
+        # TOML reads an unquoted 2.10 as the number 2.1: a silent wrong version.
+        raise ConfigError(f'{where}: {key} must be a quoted string such as "2.10", not {value!r}')
+    try:
+        return parse_target(str(value))
+    except ValueError as error:
+        raise ConfigError(f"{where}: {key}: {error}") from error
+
+
 def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Config:
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
-    target = None
-    if "target-version" in table:
-        value = table["target-version"]
-        if not isinstance(value, str):
-            # TOML reads an unquoted 2.10 as the number 2.1: a silent wrong target.
-            message = f'target-version must be a quoted string such as "2.10", not {value!r}'
-            raise ConfigError(f"{where}: {message}")
-        try:
-            target = parse_target(str(value))
-        except ValueError as error:
-            raise ConfigError(f"{where}: target-version: {error}") from error
+    target = _version(table, "target-version", where)
+    written_for = _version(table, "from-version", where)
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes], not {per_file!r}")
@@ -159,6 +167,7 @@ def parse_config(table: dict[str, Any], root: Optional[Path], where: str) -> Con
         source=where,
         baseline=None if baseline is None else (root or Path.cwd()) / baseline,
         target_version=target,
+        written_for=written_for,
         select=_selectors(_strings(table, "select", where), f"{where}: select"),
         ignore=_selectors(_strings(table, "ignore", where), f"{where}: ignore"),
         exclude=_strings(table, "exclude", where),

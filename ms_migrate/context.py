@@ -45,6 +45,9 @@ class FileContext:
     # Sites suppressed as if their line carried `# ms-migrate: ignore[CODE]`, without that comment
     # in the text: (code, line) pairs (`upgrade --interactive` passes the sites the user declined).
     declined: frozenset[tuple[str, int]] = frozenset()
+    # The release the code was written for, where the run knows it (the project's pin below the
+    # target, or `from-version`): what a change of meaning is measured from. None: unknown.
+    written_for: Optional[Version] = None
 
     @cached_property
     def tree(self) -> ast.Module:

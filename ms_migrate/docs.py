@@ -48,7 +48,7 @@ def render_rules() -> str:
         for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
             for example in examples:
                 code = example.code.rstrip()
-                lines += [f"{label} (target {example.target}):", "", "```python", code, "```", ""]
+                lines += [f"{label} ({example.setting}):", "", "```python", code, "```", ""]
                 if example.fixed is not None:
                     lines += ["Fixed to:", "", "```python", example.fixed.rstrip(), "```", ""]
     return "\n".join(lines)

@@ -55,10 +55,14 @@ def run_rules(
     path: Optional[Path] = None,
     fix: bool = True,
     declined: Collection[tuple[str, int]] = (),
+    written_for: Optional[Version] = None,
 ) -> FileResult:
     """Diagnostics of ``rules`` for ``text`` on ``target``, and the text with their fixes when
     ``fix``. Without ``fix`` a rule may leave its fixes out (MS101 then never parses with libcst),
     so what is reported is what the rules find, not what validation would let through.
+
+    ``written_for``: the release the code was written for (the project's pin below the target,
+    or `from-version`), which the rules for a change of meaning compare the target with.
 
     ``declined``: (code, line) pairs suppressed as if the line carried `# ms-migrate: ignore[CODE]`
     (the sites `upgrade --interactive` was told to leave); the fixed point is checked with them
@@ -75,7 +79,7 @@ def run_rules(
         return FileResult(text)
     project = project or ProjectIndex()
     declined = frozenset(declined)
-    context = _context(text, target, path, project, fix, declined, compiled=False)
+    context = _context(text, target, path, project, fix, declined, compiled=False, written_for=written_for)
     diagnostics = _collect(context, applicable)
     if diagnostics:
         # Only a file with findings is compiled: what parses but compiles in no Python (`break`
@@ -93,10 +97,10 @@ def run_rules(
     fixed = [item for item in diagnostics if item.fix in fixes]
     skipped = [item for item in diagnostics if item.fix is not None and item.fix not in fixes]
     if skipped:  # fixes that overlapped one applied: the rules run again on the fixed text
-        new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined)
+        new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined, written_for)
         fixed += _fixed_later(skipped, later)
     moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
-    problem = _validate(new_text, target, applicable, path, project, moved)
+    problem = _validate(new_text, target, applicable, path, project, moved, written_for)
     if problem is None:
         return FileResult(new_text, _superseded_dropped(diagnostics, fixed, applied), fixed)
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
@@ -122,6 +126,7 @@ def _fix_loop(
     path: Optional[Path],
     project: ProjectIndex,
     declined: frozenset[tuple[str, int]],
+    written_for: Optional[Version] = None,
 ) -> tuple[str, Counter[str]]:
     """Run the rules on ``text`` (the first pass's output) and apply their fixes until none is
     left, at most MAX_PASSES in all; ``stages`` gains each pass's edits. Returns the text and
@@ -132,7 +137,8 @@ def _fix_loop(
         applicable = [rule for rule in rules if rule.applies_to(text, target)]
         moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
         try:
-            again = _collect(_context(text, target, path, project, declined=moved), applicable)
+            context = _context(text, target, path, project, declined=moved, written_for=written_for)
+            again = _collect(context, applicable)
         except ParseFailure:
             break  # validation says why
         fixes = _non_overlapping(again)
@@ -157,21 +163,30 @@ def _fixed_later(skipped: list[Diagnostic], later: Counter[str]) -> list[Diagnos
 
 
 def migrate_text(
-    text: str, target: Version, project: Optional[ProjectIndex] = None, path: Optional[Path] = None
+    text: str,
+    target: Version,
+    project: Optional[ProjectIndex] = None,
+    path: Optional[Path] = None,
+    written_for: Optional[Version] = None,
 ) -> FileResult:
     """What ``upgrade`` makes of ``text`` for MindSpore ``target``, with every rule it runs.
 
     ``project`` knows the other files of the run (network classes defined and built there);
     without it only this file is consulted. ``path`` is where ``text`` lives among them.
+    ``written_for``: the release the code was written for, where known (run_rules).
     """
-    return run_rules(text, target, rules_of_kind(UPGRADE_KINDS), project, path)
+    return run_rules(text, target, rules_of_kind(UPGRADE_KINDS), project, path, written_for=written_for)
 
 
 def downgrade_text(
-    text: str, target: Version, project: Optional[ProjectIndex] = None, path: Optional[Path] = None
+    text: str,
+    target: Version,
+    project: Optional[ProjectIndex] = None,
+    path: Optional[Path] = None,
+    written_for: Optional[Version] = None,
 ) -> FileResult:
     """What ``downgrade`` makes of ``text`` for an older MindSpore ``target``."""
-    return run_rules(text, target, rules_of_kind(DOWNGRADE_KINDS), project, path)
+    return run_rules(text, target, rules_of_kind(DOWNGRADE_KINDS), project, path, written_for=written_for)
 
 
 def _context(
@@ -182,8 +197,9 @@ def _context(
     fixes: bool = True,
     declined: frozenset[tuple[str, int]] = frozenset(),
     compiled: bool = True,
+    written_for: Optional[Version] = None,
 ) -> FileContext:
-    context = FileContext(text, target, path, project, fixes, declined)
+    context = FileContext(text, target, path, project, fixes, declined, written_for)
     context.__dict__["tree"] = precheck(text, compiled)  # the checked tree is the one rules read
     return context
 
@@ -358,10 +374,11 @@ def _validate(
     path: Optional[Path],
     project: ProjectIndex,
     declined: frozenset[tuple[str, int]] = frozenset(),
+    written_for: Optional[Version] = None,
 ) -> Optional[str]:
     try:
         # The precheck parses and compiles it.
-        context = _context(new_text, target, path, project, declined=declined)
+        context = _context(new_text, target, path, project, declined=declined, written_for=written_for)
     except ParseFailure as error:
         return f"output does not compile: {error.message} (line {error.line})"
     applicable = [rule for rule in rules if rule.applies_to(new_text, target)]

@@ -168,7 +168,7 @@ def _migrate_source(
     path = source.path
     project = _project.tracking()
     try:
-        result = run_rules(source.text, target, rules, project, path, fix)
+        result = run_rules(source.text, target, rules, project, path, fix, written_for=config.written_for)
     except ParseFailure as error:
         where = f":{source.location(error.line)}" if error.line else ""
         return FileOutcome(path, source.text, source.text, error=f"{path}{where}: {error.message}")
@@ -211,7 +211,10 @@ def migrate_declining(
     """The rules again on the text ``outcome`` was made from, with the ``declined`` sites (code,
     line) suppressed (``upgrade --interactive``); in the parent, with the run's files at hand."""
     rules = _rules_for(outcome.path, config, kinds)
-    return run_rules(outcome.before, target, rules, _project, outcome.path, declined=declined)
+    written_for = config.written_for
+    return run_rules(
+        outcome.before, target, rules, _project, outcome.path, declined=declined, written_for=written_for
+    )
 
 
 def write_outcome(outcome: FileOutcome) -> None:
@@ -684,7 +687,9 @@ def _release_fixed(outcome: FileOutcome, target: Version, config: Config, kinds:
     if not rules:
         return FileResult(outcome.before)
     try:
-        return run_rules(outcome.before, target, rules, _project, outcome.path)
+        return run_rules(
+            outcome.before, target, rules, _project, outcome.path, written_for=config.written_for
+        )
     except ParseFailure:
         return FileResult(outcome.before)
 

@@ -18,6 +18,7 @@ class FixtureCase:
     target: str
     left_alone: frozenset[str]
     expects_error: bool
+    written_for: Optional[str] = None  # `from-version=1.10`: the release the code is written for
 
     @property
     def id(self) -> str:
@@ -34,7 +35,8 @@ class FixtureCase:
         from ms_migrate.versions import Version
 
         run = downgrade_text if self.command == "downgrade" else migrate_text
-        return run(text, Version.parse(self.target))
+        written_for = None if self.written_for is None else Version.parse(self.written_for)
+        return run(text, Version.parse(self.target), written_for=written_for)
 
     @property
     def runnable(self) -> bool:
@@ -76,6 +78,7 @@ def fixture_cases() -> list[FixtureCase]:
                 target=pragmas.get("target-version", "2.10"),
                 left_alone=frozenset(code for code in codes.split(",") if code),
                 expects_error="error" in pragmas,
+                written_for=pragmas.get("from-version"),
             )
         )
     return cases
@@ -96,8 +99,9 @@ def write_missing_expectations() -> None:
         if expected.exists() or unchanged.exists():
             continue
         read = sources.read_source(source)
-        target = _pragmas(source).get("target-version", "2.10")
-        case = FixtureCase(source, None, target, frozenset(), False)
+        pragmas = _pragmas(source)
+        target = pragmas.get("target-version", "2.10")
+        case = FixtureCase(source, None, target, frozenset(), False, pragmas.get("from-version"))
         result = case.migrate(read.text)
         if result.text == read.text:
             unchanged.write_text("")

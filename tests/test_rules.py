@@ -40,11 +40,11 @@ def test_rules_are_discovered_with_their_metadata() -> None:
 @pytest.mark.parametrize("rule", RULES, ids=[rule.code for rule in RULES])
 def test_examples_flag_what_they_say(rule) -> None:  # type: ignore[no-untyped-def]
     for example in rule.examples.invalid:
-        context = FileContext(example.code, Version.parse(example.target))
+        context = example.context()
         assert rule.applies_to(example.code, context.target), example
         assert [d for d in rule.check(context) if d.code == rule.code], example
     for example in rule.examples.valid:
-        context = FileContext(example.code, Version.parse(example.target))
+        context = example.context()
         if rule.applies_to(example.code, context.target):
             assert not [d for d in rule.check(context) if d.code == rule.code], example
 
@@ -54,10 +54,11 @@ def test_examples_are_fixed_to_what_they_say(rule) -> None:  # type: ignore[no-u
     """An invalid example states what the fix writes, run alone on its target; one without
     ``fixed`` is only reported, and its text stays."""
     for example in rule.examples.invalid:
-        result = run_rules(example.code, Version.parse(example.target), [rule])
+        target, written_for = example.context().target, example.context().written_for
+        result = run_rules(example.code, target, [rule], written_for=written_for)
         assert result.text == (example.fixed if example.fixed is not None else example.code), example
         if example.fixed is not None:
-            assert run_rules(result.text, Version.parse(example.target), [rule]).text == result.text
+            assert run_rules(result.text, target, [rule], written_for=written_for).text == result.text
 
 
 def test_ms201_fix_gives_code_the_target_runs() -> None:

@@ -212,7 +212,24 @@ PROBES = {
     "load_param_into_net returns": (
         "type(mindspore.load_param_into_net(mindspore.nn.Dense(2, 2), {})).__name__"
     ),
+    "BatchNorm moving variance": "batch_norm_moving_variance(mindspore)",
 }
+
+
+def batch_norm_moving_variance(mindspore: Any) -> str:
+    """Which variance one training step of BatchNorm folds into its moving variance: the batch
+    [[0], [2]] has a biased variance of 1 and an unbiased one of 2, so from the initial 1 with
+    momentum 0.5 the moving variance becomes 1.0 or 1.5."""
+    import numpy
+
+    layer = mindspore.nn.BatchNorm1d(1, momentum=0.5)
+    layer.set_train(True)
+    layer(mindspore.Tensor(numpy.array([[0.0], [2.0]], numpy.float32)))
+    value = float(layer.moving_variance.asnumpy()[0])
+    return {1.0: "biased", 1.5: "unbiased"}.get(round(value, 4), f"neither: {value:.4f}")
+
+
+PROBE_HELPERS = {"batch_norm_moving_variance": batch_norm_moving_variance}
 
 
 def run_probes() -> dict[str, Any]:
@@ -221,7 +238,8 @@ def run_probes() -> dict[str, Any]:
     answers: dict[str, Any] = {}
     for name, expression in PROBES.items():
         try:
-            answers[name] = eval(expression, {"mindspore": mindspore, "inspect": inspect})
+            scope = {"mindspore": mindspore, "inspect": inspect, **PROBE_HELPERS}
+            answers[name] = eval(expression, scope)
         except Exception as error:  # a release that cannot answer says so
             answers[name] = f"error: {type(error).__name__}"
         if name == "default mode":

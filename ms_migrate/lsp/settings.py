@@ -9,6 +9,7 @@ where the editor sends no ``workspace/didChangeWatchedFiles``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,7 @@ def _signature(path: Path, baseline: Optional[Path]) -> Signature:
 
 def read_settings(path: Path) -> Settings:
     """The settings `check --stdin-filename PATH -` runs under (the target as it resolves it)."""
-    from ms_migrate.cli import _resolve_target  # one resolution of the target for every front end
+    from ms_migrate.cli import _resolve_target, _written_for  # one resolution for every front end
 
     try:
         config = load_config(path)
@@ -71,6 +72,7 @@ def read_settings(path: Path) -> Settings:
         target, _ = _resolve_target(config.target_version, (path,), Stream(stderr=True, quiet=True))
     except click.UsageError as error:
         return Settings(config, default_target(), problem=error.format_message())
+    config = dataclasses.replace(config, written_for=_written_for(config, target, (path,)))
     if config.baseline is None:
         return Settings(config, target)
     try:

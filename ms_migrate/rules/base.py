@@ -65,6 +65,20 @@ class Example:
     # What the rule's fix writes for an invalid example, run alone on ``target`` (as Fixit's
     # ``expected_replacement``); None where it only reports. Tests hold the rule to it.
     fixed: Optional[str] = None
+    # The release the code is written for, for a rule about a change of meaning between it and
+    # ``target`` (FileContext.written_for); None: unknown, as a run without a pin or from-version.
+    written_for: Optional[str] = None
+
+    @property
+    def setting(self) -> str:
+        """How the example is run, as its heading says it: `target 2.10, written for 1.10`."""
+        written = f", written for {self.written_for}" if self.written_for is not None else ""
+        return f"target {self.target}{written}"
+
+    def context(self) -> FileContext:
+        """What a run sees of this example: its code on its target, written for its release."""
+        written_for = None if self.written_for is None else Version.parse(self.written_for)
+        return FileContext(self.code, Version.parse(self.target), written_for=written_for)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,240 @@
+"""MS222: `Model.train` without `dataset_sink_mode` sinks on 1.x and feeds step by step on 2.x.
+
+`Model.train(epoch, train_dataset, callbacks=None, dataset_sink_mode=True, ...)` on 1.7-1.10;
+`dataset_sink_mode=False` on 2.x (https://www.mindspore.cn/docs/en/r2.0/api_python/train/mindspore.train.Model.html).
+A 1.x script that leaves the keyword out keeps running on 2.x, and on a GPU or Ascend its data
+no longer goes through the device queue: callbacks then see every step instead of every epoch's
+sink, a `LossMonitor` prints other numbers, and the speed changes. The defaults are read by
+running each release (the probe `Model.train dataset_sink_mode default` in
+rules/releases/api.json), not typed in here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from typing import Optional
+
+from ms_migrate.analysis.names import SCOPE_TYPES
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rules.base import Example, Examples, Rule
+from ms_migrate.versions import Version
+
+MODEL = ("mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model")
+PROBE = "Model.train dataset_sink_mode default"  # rules/releases/api.json: run on each release
+SINK_POSITION = 3  # train(epoch, train_dataset, callbacks, dataset_sink_mode, ...)
+
+_SCRIPT = (
+    "from mindspore import Model\n"
+    "model = Model(net, loss_fn=loss, optimizer=opt)\n"
+    "model.train(10, dataset, callbacks=[LossMonitor()])\n"
+)
+
+
+def _releases(facts: ApiFacts, answer: object) -> str:
+    found = facts.probe_releases(PROBE, answer)
+    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
+
+
+class ModelTrainSinkModeDefault(Rule):
+    """`model.train(epoch, dataset)` with no `dataset_sink_mode`, where the release the code was
+    written for and the target give it different defaults (True on 1.7-1.10, False on 2.7-2.10 of
+    the releases checked, each run to see).
+
+    The release the code was written for is the project's MindSpore pin when the target is above
+    it (a `mindspore==1.10` project upgraded with `--target-version 2.10`), or `from-version` in
+    `[tool.ms-migrate]`; where neither says, the rule cannot know what the call meant and is
+    silent. `model` is a name (or `self.` attribute) the same function, class or module binds to
+    `Model(...)` and to nothing else. A call with `*args` or `**kwargs` may pass the keyword, and
+    is left alone.
+
+    The fix writes the old default, `dataset_sink_mode=True`: the call then does on the target
+    what it did on the release it was written for, which is what a migration is for. Drop it to
+    take the new default.
+
+    Fix safety: exact: the keyword's value is the written-for release's default, read by running
+    it; on CPU, where no release sinks, both spellings run the same steps
+    (tests/fixtures/scripts/model_train_1x.py prints the same numbers on 1.10 and, upgraded, on
+    2.10).
+    """
+
+    code = "MS222"
+    title = "Model.train's dataset_sink_mode default changed (True on 1.x, False on 2.x)"
+    kind = "lint"
+    release_fix = True
+    severity = Severity.WARNING
+    prefilter = (".train(",)
+    examples = Examples(
+        valid=(
+            Example(_SCRIPT, written_for="2.7"),
+            Example(_SCRIPT),  # nothing says which release it was written for
+            Example(
+                _SCRIPT.replace("LossMonitor()])", "LossMonitor()], dataset_sink_mode=False)"),
+                written_for="1.10",
+            ),
+            Example(_SCRIPT.replace("LossMonitor()])", "LossMonitor()], **options)"), written_for="1.10"),
+        ),
+        invalid=(
+            Example(
+                _SCRIPT,
+                written_for="1.10",
+                fixed=_SCRIPT.replace("()])", "()], dataset_sink_mode=True)"),
+            ),
+            Example(
+                "import mindspore as ms\n\n\nclass Trainer:\n    def __init__(self, net):\n"
+                "        self.model = ms.train.Model(net)\n\n    def run(self, data):\n"
+                "        self.model.train(1, data)\n",
+                written_for="1.9",
+                fixed="import mindspore as ms\n\n\nclass Trainer:\n    def __init__(self, net):\n"
+                "        self.model = ms.train.Model(net)\n\n    def run(self, data):\n"
+                "        self.model.train(1, data, dataset_sink_mode=True)\n",
+            ),
+            Example(
+                "from mindspore import Model\nModel(net).train(1, data, dataset_sink_mode=True)\n"
+                "Model(net).train(1, data)\n",
+                "1.10",
+                written_for="2.8",
+                fixed="from mindspore import Model\nModel(net).train(1, data, dataset_sink_mode=True)\n"
+                "Model(net).train(1, data, dataset_sink_mode=False)\n",
+            ),
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        facts = api_facts()
+        if facts is None or ctx.written_for is None:
+            return
+        old, new = facts.probe(PROBE, ctx.written_for), facts.probe(PROBE, ctx.target)
+        if not isinstance(old, bool) or not isinstance(new, bool) or old == new:
+            return
+        lines = source_lines(ctx.text)
+        models = _ModelNames(ctx)
+        for call in ctx.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "train"):
+                continue
+            if not models.is_model(func.value, call):
+                continue
+            keywords = {keyword.arg for keyword in call.keywords}
+            if len(call.args) > SINK_POSITION or "dataset_sink_mode" in keywords:
+                continue  # said explicitly
+            if None in keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+                continue  # *args or **kwargs may say it
+            yield self._finding(call, ctx.written_for, ctx.target, old, new, facts, lines)
+
+    def _finding(
+        self,
+        call: ast.Call,
+        written_for: Version,
+        target: Version,
+        old: bool,
+        new: bool,
+        facts: ApiFacts,
+        lines: list[str],
+    ) -> Diagnostic:
+        message = (
+            f"`Model.train` without `dataset_sink_mode` sinks the dataset (default {old}) on MindSpore "
+            f"{_releases(facts, old)}, which this code is written for ({written_for}), and does not "
+            f"(default {new}) on {_releases(facts, new)} (target {target}): on a GPU or Ascend the "
+            f"steps, callbacks and speed change; write `dataset_sink_mode={old}` to keep "
+            f"{written_for}'s behaviour"
+        )
+        last = max((*call.args, *(keyword.value for keyword in call.keywords)), key=_end, default=None)
+        if last is None:
+            return self.diagnostic(call, message)
+        line = last.end_lineno or last.lineno
+        at = column(lines, line, last.end_col_offset or 0)
+        edit = Edit((line, at), (line, at), f", dataset_sink_mode={old}")
+        fix = Fix((edit,), "exact", f"dataset_sink_mode={old}, {written_for}'s default")
+        return self.diagnostic(call, message, fix)
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+class _ModelNames:
+    """Which receivers of `.train(...)` are a `Model`: `Model(...)` itself, or a name or `self.`
+    attribute that its function, class or module binds to `Model(...)` and to nothing else."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._bindings: Optional[dict[tuple[int, str], bool]] = None
+
+    def is_model(self, receiver: ast.AST, call: ast.Call) -> bool:
+        if isinstance(receiver, ast.Call):
+            return self.ctx.qualified_name(receiver.func) in MODEL
+        key = self._key(receiver, call)
+        if key is None:
+            return False
+        if key in self.bindings:
+            return self.bindings[key]
+        function = _scope(self.ctx.parents, call, SCOPE_TYPES)
+        if not isinstance(receiver, ast.Name) or function is None or receiver.id in _parameters(function):
+            return False
+        return self.bindings.get((id(None), receiver.id), False)  # a module-level name the function reads
+
+    @property
+    def bindings(self) -> dict[tuple[int, str], bool]:
+        """(id of the scope, name) -> whether every binding of it is `Model(...)`."""
+        if self._bindings is None:
+            self._bindings = {}
+            for node in self.ctx.nodes:
+                if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                value = node.value
+                is_model = (
+                    not isinstance(node, ast.AugAssign)
+                    and isinstance(value, ast.Call)
+                    and self.ctx.qualified_name(value.func) in MODEL
+                )
+                for target in targets:
+                    for bound in _bound(target):
+                        key = self._key(bound, node)
+                        if key is not None:
+                            self._bindings[key] = (
+                                self._bindings.get(key, True) and is_model and target is bound
+                            )
+        return self._bindings
+
+    def _key(self, receiver: ast.AST, at: ast.AST) -> Optional[tuple[int, str]]:
+        """Where ``receiver`` is bound: its function (or the module) for a name, its class for a
+        `self.` attribute."""
+        if isinstance(receiver, ast.Name):
+            return (id(_scope(self.ctx.parents, at, SCOPE_TYPES)), receiver.id)
+        if isinstance(receiver, ast.Attribute) and getattr(receiver.value, "id", None) == "self":
+            return (id(_scope(self.ctx.parents, at, (ast.ClassDef,))), f"self.{receiver.attr}")
+        return None
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    arguments = function.args  # type: ignore[attr-defined]
+    every = [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        arguments.vararg,
+        arguments.kwarg,
+    ]
+    return {argument.arg for argument in every if argument is not None}
+
+
+def _bound(target: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for item in target.elts:
+            yield from _bound(item)
+    elif isinstance(target, ast.Starred):
+        yield from _bound(target.value)
+    else:
+        yield target
+
+
+def _scope(parents: dict[ast.AST, ast.AST], node: ast.AST, kinds: tuple[type, ...]) -> Optional[ast.AST]:
+    current = parents.get(node)
+    while current is not None and not isinstance(current, kinds):
+        current = parents.get(current)
+    return current

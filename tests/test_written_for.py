@@ -1,0 +1,111 @@
+"""The release code is written for: the project's pin below the target, or `from-version`. The
+rules for a change of meaning (MS222 Model.train's sink mode, MS223 the default execution mode,
+MS224 BatchNorm's moving variance)
+measure from it, and are silent where nothing says it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+PROBE = """\
+import mindspore as ms
+from mindspore import Model, load_param_into_net, nn
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.9)
+        self.norm = nn.BatchNorm2d(4)
+
+
+def main(dataset, params):
+    net = Net()
+    missing = load_param_into_net(net, params)
+    model = Model(net)
+    model.train(1, dataset)
+    return missing
+
+
+if __name__ == "__main__":
+    main(None, {})
+"""
+
+
+def _run(project: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ms_migrate", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
+
+
+def _codes(project: Path) -> Counter[str]:
+    done = _run(project, "check", "--no-cache", "--format", "json", "--target-version", "2.10", "probe.py")
+    assert done.returncode in (0, 1), done.stderr
+    return Counter(item["code"] for item in json.loads(done.stdout)["findings"])
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()  # the project's root: no pin above it is read
+    (tmp_path / "probe.py").write_text(PROBE)
+    return tmp_path
+
+
+def test_a_1x_pin_gives_one_finding_per_change_of_meaning(project: Path) -> None:
+    (project / "requirements.txt").write_text("mindspore==1.10.1\n")
+    codes = _codes(project)
+    assert {code: codes[code] for code in ("MS220", "MS221", "MS222", "MS223", "MS224")} == {
+        "MS220": 1,
+        "MS221": 1,
+        "MS222": 1,
+        "MS223": 1,
+        "MS224": 1,
+    }
+
+
+def test_without_a_pin_the_release_the_code_is_written_for_is_unknown(project: Path) -> None:
+    codes = _codes(project)
+    assert codes["MS222"] == codes["MS223"] == codes["MS224"] == 0
+    assert codes["MS220"] == codes["MS221"] == 1  # these read only the target
+
+
+def test_from_version_says_it_where_no_pin_does(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.ms-migrate]\nfrom-version = "1.9"\n')
+    codes = _codes(project)
+    assert codes["MS222"] == codes["MS223"] == codes["MS224"] == 1
+
+
+def test_a_pin_at_the_target_is_not_an_older_release(project: Path) -> None:
+    (project / "requirements.txt").write_text("mindspore==2.10\n")
+    codes = _codes(project)
+    assert codes["MS222"] == codes["MS223"] == codes["MS224"] == 0
+
+
+def test_from_version_must_be_a_quoted_version(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.ms-migrate]\nfrom-version = 1.10\n")
+    done = _run(project, "check", "--target-version", "2.10", "probe.py")
+    assert done.returncode == 2
+    assert 'from-version must be a quoted string such as "2.10"' in done.stderr
+
+
+def test_upgrade_from_the_pin_writes_the_old_default_and_reports_the_mode(project: Path) -> None:
+    (project / "requirements.txt").write_text("mindspore==1.10.1\n")
+    done = _run(project, "upgrade", "--no-cache", "--target-version", "2.10", "probe.py")
+    assert done.returncode in (0, 1), done.stderr
+    text = (project / "probe.py").read_text()
+    assert "model.train(1, dataset, dataset_sink_mode=True)" in text
+    assert "nn.Dropout(p=0.1)" in text and "missing, _ = load_param_into_net(net, params)" in text
+    assert "set_context" not in text  # MS223 is reported, never written
+    assert "MS223" in done.stdout + done.stderr
+    # A second run from the same pin finds nothing more to change.
+    again = _run(project, "upgrade", "--no-cache", "--target-version", "2.10", "probe.py")
+    assert (project / "probe.py").read_text() == text, again.stderr
