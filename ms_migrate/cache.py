@@ -21,21 +21,26 @@ file rewritten at its old size and modification time still reads as changed.
 Entries live in ``.ms_migrate_cache/`` at the project root (beside the nearest
 ``pyproject.toml``, else in the working directory), which holds a ``.gitignore`` of ``*`` as
 ruff's cache does. They are JSON, not pickle: a cache directory that came with a checkout must
-not be able to run code. A write is atomic (a temporary file, then ``os.replace``), so a reader
-never sees half an entry, and an entry that cannot be read or decoded is a miss, never an error.
-Like ``sources``, this module touches the filesystem, but only its own directory.
+not be able to run code. Nor may it put text into a source file, or hide a finding: each file of
+the cache starts with a keyed BLAKE2b digest of its name and contents, under a key kept outside
+every repository (``$XDG_CACHE_HOME/ms-migrate/cache-key``, made once per user, mode 0600), and a
+file whose digest does not match is a miss. A write is atomic (a temporary file, then
+``os.replace``), so a reader never sees half an entry, and an entry that cannot be read or
+decoded is a miss, never an error. Like ``sources``, this module touches the filesystem, but only
+its own directory and its key.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Optional
 
@@ -206,14 +211,56 @@ class CorruptEntry(ValueError):
     pass
 
 
+KEY_FILE = "cache-key"
+
+
+@cache
+def _key() -> bytes:
+    """This user's key for the cache's digests, made on first use. Where it cannot be kept (a
+    read-only home), a key for this process alone: what it writes is then a miss for the next
+    run, never trusted unsigned."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms-migrate"
+    path = folder / KEY_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(os.urandom(32))
+        key = path.read_bytes()
+        if len(key) == 32:
+            return key
+    except OSError:
+        pass
+    return os.urandom(32)
+
+
+def _mac(path: Path, payload: bytes) -> bytes:
+    """The keyed digest of a cache file: its place in the cache (so an entry cannot stand in for
+    another file's) and its bytes."""
+    name = f"{path.parent.name}/{path.name}".encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(name + b"\0" + payload, key=_key(), digest_size=32).hexdigest().encode("ascii")
+
+
+def _signed(path: Path, payload: bytes) -> bytes:
+    return _mac(path, payload) + b"\n" + payload
+
+
 def _read_json(path: Path) -> Any:
-    """An entry's JSON, read as untrusted input: through the guarded door (a FIFO or device in
-    its place is not waited on), and nested too deeply to decode counts as corrupt. Raises
+    """A cache file's JSON, read as untrusted input: through the guarded door (a FIFO or device in
+    its place is not waited on), its digest checked (a file edited or made by anyone without this
+    user's key is corrupt), and nested too deeply to decode counts as corrupt. Raises
     CorruptEntry, which every reader takes for a miss."""
     from ms_migrate.sources import SourceError, read_guarded
 
     try:
-        return json.loads(read_guarded(path)[0])
+        mac, _, payload = read_guarded(path)[0].partition(b"\n")
+        if not hmac.compare_digest(mac, _mac(path, payload)):
+            raise CorruptEntry(f"{path}: not signed with this user's key")
+        return json.loads(payload)
     except (SourceError, RecursionError) as error:
         raise CorruptEntry(str(error)) from None
 
@@ -298,7 +345,7 @@ class Cache:
         try:
             if path.parent not in self._made:
                 self._prepare(path.parent)
-            _write_atomically(path, json.dumps(data).encode("ascii"))  # ASCII: any str goes
+            _write_atomically(path, _signed(path, json.dumps(data).encode("ascii")))  # ASCII: any str goes
         except OSError:
             self._writable = False  # a read-only tree, a full disk: run without the cache
         return self._writable

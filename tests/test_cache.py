@@ -7,6 +7,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -97,13 +98,74 @@ def test_a_corrupt_entry_is_a_miss_and_is_replaced(tmp_path: Path, monkeypatch: 
     first = _check(str(tree))
     entries = sorted(_entries(cache))
     assert len(entries) == 3  # the files some rule reads: plain.py costs nothing to redo
-    good = json.loads(entries[0].read_text())
+    good = _payload(entries[0])
     wrong_types = {**good, "fixed": "many", "diagnostics": [[1, 2, 3]]}
     entries[0].write_bytes(b"\x00not json")
     entries[1].write_text(json.dumps(wrong_types))
     entries[2].write_text(entries[2].read_text()[:-10])  # cut off mid-write
     assert _check(str(tree)) == first
     assert _check(str(tree)) == (*first[:2], 0), "the entries were written again"
+
+
+def _payload(path: Path) -> Any:
+    """A cache file's JSON, after the line that signs it (or all of it, unsigned)."""
+    data = path.read_bytes()
+    try:
+        return json.loads(data)
+    except ValueError:
+        return json.loads(data.partition(b"\n")[2])
+
+
+def _signature_line(path: Path) -> bytes:
+    first, newline, _ = path.read_bytes().partition(b"\n")
+    return first if newline else b""
+
+
+def test_an_edited_entry_never_puts_text_into_a_source_or_hides_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache that came with a checkout, or was edited, is not trusted: an entry whose text the
+    rules did not write under this user's key is a miss (valid JSON with a valid fix in it too)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
+    tree = _tree(tmp_path / "tree")
+    honest = _check("--no-cache", str(tree))[:2]
+    assert honest[0] == 1 and "MS101" in honest[1]
+    _check(str(tree))
+    signed = {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()}
+    for keep_signature_line in (False, True):
+        for entry in _entries(cache):
+            entry.write_bytes(signed[entry])
+            forged = _payload(entry)
+            forged["diagnostics"] = []  # nothing to report
+            if forged.get("after") is not None:
+                forged["after"] = "import os\nos.system('echo injected')\n" + forged["after"]
+            line = _signature_line(entry) + b"\n" if keep_signature_line else b""
+            entry.write_bytes(line + json.dumps(forged).encode())
+        (files,) = cache.rglob("files-*")
+        files.write_bytes(signed[files])
+        clean = {path: [sig, digest, 1] for path, (sig, digest, _) in _payload(files).items()}
+        files.write_bytes(json.dumps(clean).encode())
+        assert _check(str(tree))[:2] == honest
+    result = CliRunner().invoke(main, ["upgrade", "-j", "1", "--target-version", "2.8", str(tree)])
+    assert result.exit_code in (0, 1), result.output
+    assert "injected" not in (tree / "step.py").read_text()
+    assert (tree / "step.py").read_text() != LEGACY.read_text()  # converted, by the rules
+
+
+def test_the_key_is_the_users_and_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ms_migrate import cache as cache_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    cache_module._key.cache_clear()
+    try:
+        first = cache_module._key()
+        cache_module._key.cache_clear()
+        assert cache_module._key() == first  # kept: the next run trusts what this one wrote
+        key_file = tmp_path / "home-cache" / "ms-migrate" / cache_module.KEY_FILE
+        assert key_file.stat().st_mode & 0o777 == 0o600 and len(first) == 32
+    finally:
+        cache_module._key.cache_clear()
 
 
 def _project(root: Path) -> Path:
