@@ -42,7 +42,7 @@ def _version(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 def runtime_group() -> None:
     """The MindSpore runtimes `verify` runs on: one interpreter per version, made and cached here
     (~/.cache/ms-migrate/runtimes, or $MS_MIGRATE_RUNTIMES), or named in pyproject.toml under
-    [tool.ms-migrate.runtimes]."""
+    [tool.ms-migrate.runtimes] and trusted by you (`runtime trust`)."""
 
 
 @runtime_group.command("list")
@@ -93,6 +93,22 @@ def install_runtimes(versions: tuple[Version, ...], install_all: bool, force: bo
 
 def _log(line: str) -> None:
     click.echo(line, err=True)
+
+
+@runtime_group.command("trust")
+@click.argument("interpreters", nargs=-1, required=True, metavar="PATH...")
+def trust_runtimes(interpreters: tuple[str, ...]) -> None:
+    """Trust interpreters a repository names in [tool.ms-migrate.runtimes]: until then ms-migrate
+    never runs them. Their real paths are kept in your configuration
+    ($XDG_CONFIG_HOME/ms-migrate/trusted-interpreters), not in the repository."""
+    failed = 0
+    for python in interpreters:
+        try:
+            click.echo(f"trusted: {runtimes.trust(python)}")
+        except runtimes.RuntimeUnavailable as error:
+            failed += 1
+            click.echo(f"cannot trust {error}", err=True)
+    sys.exit(EXIT_UNAVAILABLE if failed else EXIT_OK)
 
 
 @runtime_group.command("path")

@@ -16,7 +16,11 @@ Where they come from:
   ``mindspore/lib``, which MindSpore's libraries name in their RPATH, so the interpreter needs no
   environment of its own.
 - A project's own: ``[tool.ms-migrate.runtimes] "1.7" = "/opt/ms17/bin/python"``; and the
-  interpreter running ms-migrate, when it has MindSpore.
+  interpreter running ms-migrate, when it has MindSpore. A path a repository names is untrusted
+  input, as editors treat a workspace's interpreter: it is not run (not even to read its
+  MindSpore version) until the user has trusted it with ``ms-migrate runtime trust PATH``, which
+  records its real path in ``$XDG_CONFIG_HOME/ms-migrate/trusted-interpreters``, outside every
+  repository. An interpreter ms-migrate made needs no trust.
 
 A runtime made here lives in ``$MS_MIGRATE_RUNTIMES`` (default: ``~/.cache/ms-migrate/runtimes``),
 one folder per version, with ``runtime.json`` written last: a folder without it is an install that
@@ -155,9 +159,47 @@ def _this_interpreter() -> Optional[Runtime]:
     return Runtime(version, sys.executable, release, "this interpreter")
 
 
+class UntrustedRuntime(RuntimeUnavailable):
+    """An interpreter a repository names that the user has not trusted."""
+
+
+def trust_file() -> Path:
+    """The user's list of trusted interpreters (one real path a line), outside every repository."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ms-migrate" / "trusted-interpreters"
+
+
+def trusted_interpreters() -> set[str]:
+    try:
+        return {line for line in trust_file().read_text(encoding="utf-8").splitlines() if line}
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def trust(python: str) -> str:
+    """Record ``python``'s real path as trusted; returns it. Raises RuntimeUnavailable for a path
+    that is not an executable file."""
+    real = os.path.realpath(os.path.expanduser(python))
+    if not os.path.isfile(real) or not os.access(real, os.X_OK):
+        raise RuntimeUnavailable(f"{python}: not an executable interpreter")
+    if real not in trusted_interpreters():
+        path = trust_file()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(real + "\n")
+    return real
+
+
+def _is_trusted(real: str) -> bool:
+    made_here = os.path.realpath(cache_root()) + os.sep
+    return real in trusted_interpreters() or real.startswith(made_here)
+
+
 def configured_runtimes(table: dict[str, str], where: str) -> dict[Version, Runtime]:
     """``[tool.ms-migrate.runtimes]``: version = interpreter. A path that is not an interpreter, or
-    one whose MindSpore is another version, is an error naming the key."""
+    one whose MindSpore is another version, is an error naming the key; so is one the user has
+    not trusted (UntrustedRuntime), which is never run. What runs is the real path checked, so a
+    link the repository changes afterwards runs nothing else."""
     found: dict[Version, Runtime] = {}
     for key, python in table.items():
         try:
@@ -166,7 +208,13 @@ def configured_runtimes(table: dict[str, str], where: str) -> dict[Version, Runt
             raise RuntimeUnavailable(f"{where}: {error}") from error
         if not isinstance(python, str) or not os.access(os.path.expanduser(python), os.X_OK):
             raise RuntimeUnavailable(f"{where}: {key!r}: {python!r} is not an executable interpreter")
-        python = os.path.expanduser(python)
+        real = os.path.realpath(os.path.expanduser(python))
+        if not _is_trusted(real):
+            raise UntrustedRuntime(
+                f"{where}: {key!r}: {python} is named by the repository, and ms-migrate runs no "
+                f"interpreter a repository names until you trust it: ms-migrate runtime trust {python}"
+            )
+        python = real
         release = _release_of(python)
         if not release:
             raise RuntimeUnavailable(f"{where}: {key!r}: {python} has no MindSpore installed")
@@ -360,7 +408,8 @@ def install(version: Version, log: Log = lambda _: None, force: bool = False) ->
         known = ", ".join(str(known) for known in RECIPES)
         raise RuntimeUnavailable(
             f"ms-migrate cannot make a MindSpore {version} runtime (it makes {known}); name your own "
-            f'in pyproject.toml: [tool.ms-migrate.runtimes] "{version}" = "/path/to/python"'
+            f'in pyproject.toml: [tool.ms-migrate.runtimes] "{version}" = "/path/to/python", and '
+            "trust it: ms-migrate runtime trust /path/to/python"
         )
     if not force:
         made = _made_here(version)
@@ -444,7 +493,8 @@ def for_rewrite(target: Version, downgrade: bool, runtimes: dict[Version, Runtim
             made = ", ".join(str(version) for version in sorted(RECIPES))
             how = (
                 f"ms-migrate makes runtimes for {made}; for {target} itself, name its interpreter in "
-                f'[tool.ms-migrate.runtimes] "{target}" = "/path/to/python"'
+                f'[tool.ms-migrate.runtimes] "{target}" = "/path/to/python" and trust it '
+                "(ms-migrate runtime trust /path/to/python)"
             )
         notes.append(
             f"MindSpore {target} is not installed here: the rewrite runs on {after.label}, "

@@ -17,6 +17,7 @@ from ms_migrate import runtimes
 from ms_migrate.cli import main
 from ms_migrate.versions import Version
 
+LEGACY_STEP = (Path(__file__).parent / "fixtures" / "ms101" / "cell_get_by_list.py").read_text()
 NM_LINES = [
     "                 U cublasCreate_v2@libcublas.so.11",
     "                 U __cudaRegisterFunction@libcudart.so.11.0",
@@ -123,8 +124,40 @@ def _fake_interpreter(tmp_path: Path, release: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _own_trust_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+def test_an_interpreter_the_repository_names_runs_only_once_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`"2.10" = "./evil.sh"` in a checkout's pyproject.toml: runtime list, verify and upgrade
+    --verify used to run it. Now it is refused (exit 2, saying how to trust it) and never run."""
+    project = tmp_path / "project"
+    project.mkdir()
+    witness = tmp_path / "ran"
+    evil = project / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {witness}\necho 2.10.0\n", encoding="utf-8")
+    evil.chmod(0o755)
+    (project / "pyproject.toml").write_text('[tool.ms-migrate.runtimes]\n"2.10" = "./evil.sh"\n')
+    (project / "step.py").write_text(LEGACY_STEP)
+    monkeypatch.chdir(project)
+    for command in (["runtime", "list"], ["runtime", "path", "2.10"], ["upgrade", "--verify", "step.py"]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "ms-migrate runtime trust ./evil.sh" in result.output, result.output
+    assert not witness.exists()
+    trusted = CliRunner().invoke(main, ["runtime", "trust", "./evil.sh"])
+    assert trusted.exit_code == 0 and str(evil.resolve()) in trusted.output
+    listed = CliRunner().invoke(main, ["runtime", "list"])
+    assert listed.exit_code == 0 and witness.exists()  # the user said so
+    assert str(evil.resolve()) in runtimes.trust_file().read_text()
+
+
 def test_configured_runtimes_are_checked(tmp_path: Path) -> None:
     good = _fake_interpreter(tmp_path, "1.7.0")
+    runtimes.trust(str(good))
     found = runtimes.configured_runtimes({"1.7": str(good)}, "pyproject.toml")
     assert found[Version(1, 7)].release == "1.7.0"
     with pytest.raises(runtimes.RuntimeUnavailable, match=r"has MindSpore 1\.7\.0, not 1\.9"):
@@ -139,6 +172,7 @@ def test_runtime_list_names_every_version_and_the_project_s_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     interpreter = _fake_interpreter(tmp_path, "1.7.0")
+    runtimes.trust(str(interpreter))
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.ms-migrate.runtimes]\n"1.7" = "{interpreter}"\n', encoding="utf-8"
     )
