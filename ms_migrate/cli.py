@@ -33,7 +33,16 @@ from ms_migrate.diagnostics import source_lines
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
 from ms_migrate.migration_report import ReportFile, RunFacts, verified_rows
 from ms_migrate.migration_report import render as render_report
-from ms_migrate.output import FORMATS, FileStatus, Record, RunInfo, render, render_statistics
+from ms_migrate.output import (
+    FORMATS,
+    FileStatus,
+    Record,
+    RunInfo,
+    one_line,
+    quoted_path,
+    render,
+    render_statistics,
+)
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
@@ -531,7 +540,7 @@ def _migrate(
                 display = str(outcome.path)
                 if outcome.error:
                     summary.errors += 1
-                    err.print(outcome.error)
+                    err.print(one_line(outcome.error))
                 pending = False
                 if changes_left is not None and outcome.changed and not outcome.held_back:
                     if changes_left == 0:
@@ -565,7 +574,7 @@ def _migrate(
                 if report_file is not None:
                     reported.append(_report_file(outcome, statuses[-1], landed))
                 if outcome.written and not quiet:
-                    err.print(f"Rewriting {display}")  # what pyupgrade's hook says
+                    err.print(f"Rewriting {quoted_path(display)}")  # what pyupgrade's hook says
                 if quit:
                     _stop(outcomes)
                     err.print("stopped: the files not yet shown are unchanged")
@@ -627,7 +636,7 @@ def _migrate_stdin(
     outcome, data = migrate_bytes(_read_stdin(), name, target, config, kinds)
     if outcome.error:
         summary.errors += 1
-        err.print(outcome.error)
+        err.print(one_line(outcome.error))
     summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
     records = _migration_records(outcome, str(name), quiet)
     if dry_run:
@@ -694,7 +703,7 @@ def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Se
         outcome.after, outcome.fixed = reviewed.text, reviewed.converted
         write_outcome(outcome)
         if outcome.error:
-            err.print(outcome.error)
+            err.print(one_line(outcome.error))
     return reviewed.quit
 
 
@@ -795,7 +804,7 @@ def check(
             for outcome in outcomes:
                 if outcome.error:
                     summary.errors += 1
-                    err.print(outcome.error)
+                    err.print(one_line(outcome.error))
                 summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
                 statuses.append(_file_status(outcome, outcome.changed))
                 path = str(outcome.path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -85,9 +86,9 @@ def without_options(arguments: Sequence[str], options: Sequence[str]) -> list[st
 
 def render(records: Sequence[Record], fmt: str, run: Optional[RunInfo] = None) -> str:
     if fmt == "json":
-        return json.dumps(json_document(records, run), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(_valid_unicode(json_document(records, run)), indent=2, ensure_ascii=False) + "\n"
     if fmt == "sarif":
-        return json.dumps(sarif(records, run), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(_valid_unicode(sarif(records, run)), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "".join(_github(record) + "\n" for record in records)
     return "".join(text_line(record) + "\n" for record in records)
@@ -99,7 +100,65 @@ FIXABLE_MARK = "[*]"  # ruff's: `upgrade` fixes this one
 def text_line(record: Record) -> str:
     diagnostic = record.diagnostic
     mark = f" {FIXABLE_MARK}" if diagnostic.fixable else ""
-    return f"{record.path}:{record.where}:{diagnostic.col + 1}: {diagnostic.code}{mark} {diagnostic.message}"
+    path = quoted_path(record.path)
+    return f"{path}:{record.where}:{diagnostic.col + 1}: {diagnostic.code}{mark} {diagnostic.message}"
+
+
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escaped(text: str, quotes: bool) -> str:
+    out = []
+    for char in text:
+        if quotes and char in '"\\':
+            out.append("\\" + char)
+        elif char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif 0xDC80 <= ord(char) <= 0xDCFF:  # a byte no UTF-8 decodes (os.fsdecode's surrogateescape)
+            out.append(f"\\{ord(char) - 0xDC00:03o}")
+        else:
+            out.append("".join(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogatepass")))
+    return "".join(out)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings written as the byte it stands for
+    (`bad\\xff.py` for a file name that is not UTF-8): JSON and SARIF must be UTF-8, and a name
+    Linux allows is not always. SARIF's URIs keep the bytes exactly (percent-encoded)."""
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        return _SURROGATE.sub(lambda match: _byte_escape(match.group()), value)
+    if isinstance(value, dict):
+        return {_valid_unicode(key): _valid_unicode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_valid_unicode(item) for item in value]
+    return value
+
+
+def _byte_escape(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def quoted_path(path: str) -> str:
+    """A path as a line of output shows it: as it is where every character prints, else in double
+    quotes with C escapes, as git quotes such names (`"a\\nb.py"`, a byte that is not UTF-8 as
+    `\\377`): a file name cannot forge a line of the output, nor fail to encode."""
+    return path if path.isprintable() else f'"{_escaped(path, quotes=True)}"'
+
+
+def one_line(message: str) -> str:
+    """A one-line message (an error naming a file) with what does not print escaped: a newline in
+    a file name stays inside its line."""
+    return message if message.isprintable() else _escaped(message, quotes=False)
 
 
 def statistics(records: Sequence[Record]) -> list[dict[str, Any]]:
@@ -262,10 +321,10 @@ def _artifact(path: str, root: Optional[str]) -> dict[str, str]:
         except ValueError:
             pass
         else:
-            return {"uri": quote(relative, safe="/"), "uriBaseId": "SRCROOT"}
+            return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "SRCROOT"}
     if os.path.isabs(path):
         return {"uri": file_uri(path)}
-    return {"uri": quote(Path(path).as_posix(), safe="/")}
+    return {"uri": quote(os.fsencode(Path(path).as_posix()), safe="/")}
 
 
 def sarif(records: Sequence[Record], run_info: Optional[RunInfo] = None) -> dict[str, Any]:

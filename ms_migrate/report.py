@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ms_migrate.codes import all_reasons
 from ms_migrate.diagnostics import Diagnostic, source_lines
+from ms_migrate.output import quoted_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,8 +76,8 @@ def _diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
         source_lines(before),
         source_lines(after),
-        fromfile=path if path.startswith("/") else f"a/{path}",
-        tofile=path if path.startswith("/") else f"b/{path}",
+        fromfile=quoted_path(path if path.startswith("/") else f"a/{path}"),
+        tofile=quoted_path(path if path.startswith("/") else f"b/{path}"),
     )
     out = []
     for line in lines:

@@ -9,6 +9,7 @@ to it is dropped, stderr says so once, and the run goes on to its own exit statu
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -106,7 +107,14 @@ class _GuardedBuffer:
 
 
 def guard_stdout() -> GuardedStdout:
-    """Put a guard in front of sys.stdout (once) and return it."""
+    """Put a guard in front of sys.stdout (once) and return it. Both streams write what their
+    encoding cannot hold as escapes (`PYTHONIOENCODING=ascii`, a cp1252 console and a Chinese file
+    name): the report loses a glyph, never the run."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
     current = sys.stdout
     if isinstance(current, GuardedStdout):
         return current
