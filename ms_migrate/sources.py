@@ -629,11 +629,42 @@ def _fill(stream: BinaryIO, data: bytes) -> None:
 
 
 def _replace(path: Path, data: bytes, mode: int) -> None:
-    """Swap in a new file: readers, and a run killed at any point, see the old or the new one."""
+    """Swap in a new file: readers, and a run killed at any point, see the old or the new one.
+    The new file keeps the old one's owner, group and extended attributes (ACLs among them) as
+    far as this process may set them, then its mode."""
     with _new_file_beside(path, TEMPORARY_SUFFIX) as (stream, temporary):
         _fill(stream, data)
-        os.chmod(temporary, mode)
+        _keep_attributes(path, stream.fileno())
+        os.chmod(temporary, mode)  # last: a chown may clear the set-id bits
         os.replace(temporary, path)  # still open and locked: renamed, it is no orphan
+
+
+def _keep_attributes(original: Path, descriptor: int) -> None:
+    """Give the new file ``original``'s owner and group and its extended attributes: `upgrade`
+    run as root in a CI container over a mounted checkout left every rewritten file owned by
+    root:root, without its xattrs and ACLs. What may not be set here (another user's file, a
+    filesystem without xattrs) stays as the new file has it."""
+    try:
+        old = os.stat(original)
+        new = os.fstat(descriptor)
+    except OSError:
+        return
+    if (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid):
+        for uid, gid in ((old.st_uid, old.st_gid), (-1, old.st_gid)):
+            try:
+                os.fchown(descriptor, uid, gid)
+                break
+            except OSError:
+                continue
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(original)
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(descriptor, name, os.getxattr(original, name))
 
 
 def _overwrite_in_place(path: Path, data: bytes, old: bytes) -> None:

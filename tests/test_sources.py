@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -60,6 +61,26 @@ def test_write_keeps_mode_and_leaves_no_temporary(tmp_path: Path) -> None:
     sources.write_source(sources.read_source(path), "x = 2\n")
     assert stat.S_IMODE(path.stat().st_mode) == 0o751
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tool.py"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root gives a file away")
+def test_a_rewrite_as_root_keeps_owner_group_and_extended_attributes(tmp_path: Path) -> None:
+    """A CI container rewriting a mounted checkout as root: the user keeps their files."""
+    path = tmp_path / "step.py"
+    path.write_text("x = 1\n")
+    os.chown(path, 1234, 5678)
+    try:
+        os.setxattr(path, "user.origin", b"checkout")
+    except (AttributeError, OSError):
+        has_xattrs = False
+    else:
+        has_xattrs = True
+    sources.write_source(sources.read_source(path), "x = 2\n")
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (1234, 5678)
+    assert path.read_text() == "x = 2\n"
+    if has_xattrs:
+        assert os.getxattr(path, "user.origin") == b"checkout"
 
 
 def test_read_only_file_is_reported_not_written(tmp_path: Path) -> None:
