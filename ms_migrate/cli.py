@@ -581,7 +581,10 @@ def _migrate(
                     break
                 advance()
     except KeyboardInterrupt:
-        err.print("interrupted: files already written are complete; the rest are unchanged")
+        if dry_run:
+            err.print("interrupted: nothing was written (--dry-run)")
+        else:
+            err.print("interrupted: files already written are complete; the rest are unchanged")
         sys.exit(EXIT_INTERRUPTED)
     if summary.errors:
         exit_code = EXIT_ERROR

@@ -30,10 +30,14 @@ class Stream:
         self.stderr, self.quiet = stderr, quiet
 
     def print(self, text: str = "") -> None:
+        self.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        """``text`` as it is: no line break added, none translated."""
         if self.quiet:
             return
         stream = sys.stderr if self.stderr else sys.stdout  # as it is now: tests and rich swap it
-        stream.write(text + "\n")
+        stream.write(text)
         stream.flush()
 
     @cached_property
@@ -89,9 +93,14 @@ _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green")
 
 
 def print_diff(stream: Stream, diff: str) -> None:
-    """A diff in colour where the stream is a terminal that shows it (rich decides)."""
+    """A diff in colour where the stream is a terminal that shows it (rich decides); elsewhere
+    (a pipe to `patch`, a file) its exact text, each line with the file's own line break, so a
+    CRLF file's diff applies."""
     from rich.text import Text
 
+    if not stream.rich.is_terminal:
+        stream.write(diff)
+        return
     for line in diff.splitlines():
         style = next((style for prefix, style in _DIFF_STYLES if line.startswith(prefix)), "")
         stream.rich.print(Text(line, style=style), soft_wrap=True)

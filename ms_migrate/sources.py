@@ -593,7 +593,9 @@ def _new_file_beside(path: Path, suffix: str) -> Iterator[tuple[BinaryIO, Path]]
         try:
             import tempfile  # writing only: `check` never needs it
 
-            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+            handle, name = tempfile.mkstemp(
+                prefix=f".{_short_name(path, suffix)}.", suffix=suffix, dir=path.parent
+            )
         except OSError as error:
             raise SourceError(path, f"cannot write next to the file: {error.strerror}") from error
         if flock is None or _lock_new(handle):
@@ -609,6 +611,23 @@ def _new_file_beside(path: Path, suffix: str) -> Iterator[tuple[BinaryIO, Path]]
         if isinstance(error, OSError):
             raise SourceError(path, f"cannot write: {error.strerror or error}") from error
         raise
+
+
+# A name's bytes beside `.`, `.XXXXXXXX` and the suffix must fit in the 255 most filesystems allow.
+_NAME_MAX = 255
+
+
+def _short_name(path: Path, suffix: str) -> str:
+    """``path``'s name as a temporary file beside it carries it: cut to fit (a legal 255-byte name
+    could not be rewritten, its temporary's name being longer). A backup names its file whole,
+    to be put back where it came from, so one that cannot is refused."""
+    room = _NAME_MAX - 2 - 8 - len(suffix)  # the two dots, the random part, the (ASCII) suffix
+    encoded = path.name.encode("utf-8", "surrogateescape")
+    if len(encoded) <= room:
+        return path.name
+    if suffix == BACKUP_SUFFIX:
+        raise SourceError(path, "name too long to keep its backup beside it while rewriting a hard link")
+    return encoded[:room].decode("utf-8", "ignore")
 
 
 def _lock_new(handle: int) -> bool:

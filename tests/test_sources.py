@@ -83,6 +83,18 @@ def test_a_rewrite_as_root_keeps_owner_group_and_extended_attributes(tmp_path: P
         assert os.getxattr(path, "user.origin") == b"checkout"
 
 
+def test_a_file_with_the_longest_legal_name_is_rewritten(tmp_path: Path) -> None:
+    """Its temporary's name carries it cut short: `.NAME.XXXXXXXX.ms-migrate.tmp` was too long."""
+    path = tmp_path / ("n" * 252 + ".py")
+    try:
+        path.write_text("x = 1\n")
+    except OSError:
+        pytest.skip("this filesystem takes no 255-byte name")
+    sources.write_source(sources.read_source(path), "x = 2\n")
+    assert path.read_text() == "x = 2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
 def test_read_only_file_is_reported_not_written(tmp_path: Path) -> None:
     path = tmp_path / "locked.py"
     path.write_text("x = 1\n")
