@@ -5,15 +5,27 @@ A worker runs in a process group of its own, which ends with it. A process that 
 orphaned descendants (PR_SET_CHILD_SUBREAPER), so such a process is still its child, and after a
 run every child that appeared during it and is no worker is ended and named. Under `--sandbox`
 the worker is process 1 of a PID namespace, whose end takes everything in it.
+
+A run that is killed (SIGKILL: no handler runs) cannot clean up after itself: its workers end
+with it (they ask the kernel for SIGKILL when their parent dies), and its scratch directory, which
+holds copies of the user's BEFORE and AFTER, carries its process id in its name, so the next
+verify of this user removes it once that process is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import signal
+import tempfile
+from pathlib import Path
+from typing import Optional
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
+_SCRATCH = re.compile(r"^ms-migrate-(?:verify|script)-(?P<pid>\d+)-")
 # What the sweeps ended since the last ``take_ended``: "PID (command line)".
 _ENDED: list[str] = []
 
@@ -83,3 +95,51 @@ def end_new(before: dict[int, str]) -> None:
         with contextlib.suppress(OSError):
             os.waitpid(pid, 0)
         _ENDED.append(f"{pid} ({command[:80]})")
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent ends (Linux; nothing elsewhere): a
+    worker must not outlive a verify that was killed outright."""
+    if not os.path.isdir("/proc/self"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def scratch_prefix(kind: str) -> str:
+    """The name a scratch directory of this process starts with: its process id in it, for
+    ``remove_stale_scratch``."""
+    return f"ms-migrate-{kind}-{os.getpid()}-"
+
+
+def remove_stale_scratch(folder: Optional[Path] = None) -> list[Path]:
+    """Remove the scratch directories that runs of this user left when they were killed: named
+    by ``scratch_prefix``, owned by this user, their process gone, in ``folder`` (the temporary
+    directory by default). Returns what was removed."""
+    folder = folder if folder is not None else Path(tempfile.gettempdir())
+    removed: list[Path] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            match = _SCRATCH.match(entry.name)
+            if match is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(int(match["pid"])):
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's: alive
+    return True

@@ -71,7 +71,7 @@ def printed_numbers(stdout: str) -> list[list[float]]:
 def run_script(script: Path, mode: str, options: VerifyOptions) -> ScriptRun:
     if not options.sandbox:
         return _run_script(script, mode, options, [])
-    with tempfile.TemporaryDirectory(prefix="ms-migrate-script-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=leftovers.scratch_prefix("script")) as scratch:
         return _run_script(
             script, mode, options, [*sandbox.command_prefix(Path(scratch), options.interpreter), "--"]
         )

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Optional
 
@@ -121,8 +121,11 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.stop()
             code = self.process.returncode
-        self.stderr.seek(0)
-        last = tail(self.stderr.read().decode("utf-8", "replace"))
+        try:
+            self.stderr.seek(0)
+            last = tail(self.stderr.read().decode("utf-8", "replace"))
+        except ValueError:  # stopped meanwhile (Ctrl-C): its stderr is closed, and moot
+            last = ""
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -328,14 +331,36 @@ def run_tasks(
     before = leftovers.children()
     leftovers.become_subreaper()
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.5)  # short waits keep Ctrl-C responsive
+        with _terminate_as_interrupt():
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(timeout=0.5)  # short waits keep Ctrl-C responsive
     except BaseException:
-        Worker.stop_all()  # Ctrl-C: no worker outlives the command
+        Worker.stop_all()  # Ctrl-C, SIGTERM: no worker outlives the command
         raise
     finally:
         leftovers.end_new(before)
     return schedule.results
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does: workers stopped, the scratch directory
+    (copies of the user's files) removed. Their default ends the process on the spot, leaving
+    both."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    caught = [sig for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if sig]
+    previous = {sig: signal.signal(sig, interrupt) for sig in caught}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

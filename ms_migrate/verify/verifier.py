@@ -131,7 +131,8 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
         sandbox.check(options.interpreter, worker_environment(None, options.device))
     reports = [VerificationReport(pair.path) for pair in pairs]
     planned: list[tuple[int, Optional[int], SitePlan]] = []  # (pair, site id or None, plan)
-    with tempfile.TemporaryDirectory(prefix="ms-migrate-verify-") as scratch:
+    leftovers.remove_stale_scratch()
+    with tempfile.TemporaryDirectory(prefix=leftovers.scratch_prefix("verify")) as scratch:
         workdir = Path(scratch)
         files: list[dict] = []
         next_id = 0

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Callable, Optional
 
+from ms_migrate.verify.leftovers import die_with_parent
 from ms_migrate.verify.limits import apply_memory_limit
 
 
@@ -386,6 +387,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ms_migrate.verify.worker")
     parser.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
     arguments = parser.parse_args(argv)
+    die_with_parent()  # a verify killed outright takes its workers with it
     apply_memory_limit(arguments.memory)
     channel = Channel(os.fdopen(os.dup(1), "w", encoding="utf-8"))
     os.dup2(2, 1)
