@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Optional
 
@@ -59,6 +59,8 @@ class ApiFacts:
     moves: tuple[Move, ...]
     proven: dict[tuple[str, str], str]  # (old, new) -> "equal" or why not
     probes: dict[str, tuple[tuple[frozenset[Version], Any], ...]]  # what running each release gave
+    # (old, new) -> the keywords its equal cases passed where both sides take only **kwargs
+    proven_keywords: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
 
     def probe(self, name: str, target: Version) -> Any:
         """What the probe ``name`` gave on the releases that stand for ``target``; None where they
@@ -145,13 +147,16 @@ def binds_alike(
     old: Optional[tuple[Parameter, ...]],
     new: Optional[tuple[Parameter, ...]],
     call: Optional[ast.Call],
+    through_kwargs: frozenset[str] = frozenset(),
 ) -> Optional[str]:
     """None when ``call`` (None: a use that is not a call) binds its arguments to the same
     parameters of ``old`` and ``new``, with the same defaults for those it leaves out; else why not.
 
     A parameter the new side added must have a default; one the old side had and the call
     leaves out may be gone from the new side (what its default did is the pair's proof to show).
-    A use that is not a call needs the same signature on both sides."""
+    A use that is not a call needs the same signature on both sides. A keyword that both sides
+    take only through **kwargs binds alike where the pair's proof passed it (``through_kwargs``):
+    what each side does with it is what the proof ran."""
     if old is None or new is None:
         return "a signature that cannot be read"
     if call is None:
@@ -171,6 +176,9 @@ def binds_alike(
     for keyword in call.keywords:
         name = keyword.arg or ""
         before, after = old_named.get(name), new_named.get(name)
+        if before is None and after is None and name in through_kwargs and _takes_kwargs(old, new):
+            passed.add(name)
+            continue
         if before is None or after is None or before[1] not in KEYWORD or after[1] not in KEYWORD:
             return f"keyword {name}= has no parameter of that name on one side"
         passed.add(name)
@@ -184,6 +192,10 @@ def binds_alike(
         if name not in passed and name not in old_named and default is None and not kind.startswith("VAR_"):
             return f"the new side requires {name}"
     return None
+
+
+def _takes_kwargs(*sides: tuple[Parameter, ...]) -> bool:
+    return all(any(kind == "VAR_KEYWORD" for _, kind, _ in side) for side in sides)
 
 
 def _positional(parameters: tuple[Parameter, ...], index: int) -> Optional[Parameter]:
@@ -247,14 +259,17 @@ def api_facts() -> Optional[ApiFacts]:
     )
     proofs = _load_json("releases/proofs.json") or {"pairs": []}
     proven: dict[tuple[str, str], str] = {}
+    keywords: dict[tuple[str, str], frozenset[str]] = {}
     for item in proofs["pairs"]:  # a pair with several cases is equal only when each is
         key = (item["old"], item["new"])
         if proven.get(key, "equal") == "equal":
             proven[key] = item["result"]
+        if item["result"] == "equal":
+            keywords[key] = keywords.get(key, frozenset()) | frozenset(item.get("keywords", ()))
     releases = tuple(Version.parse(release) for release in order)
     labels = {Version.parse(release): label for release, label in data["releases"].items()}
     probes = {
         name: tuple((_releases_of(spec, order), answer) for spec, answer in by_spec.items())
         for name, by_spec in data.get("probes", {}).items()
     }
-    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes)
+    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes, keywords)

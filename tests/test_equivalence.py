@@ -222,6 +222,7 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
     # test_whole_scripts runs it on 1.10 and, upgraded, on 2.10).
     no_grad_site = {
         "model_train_1x",
+        "profiler_output_path",
         "jit_imported_1_9",
         "jit_dynamic_shape_1_7",
         "jit_dynamic_shape_1_9",

@@ -123,10 +123,18 @@ def test_an_unproven_move_and_a_private_name_are_reported_with_what_to_do() -> N
     validator, profiler = _findings("profiler_and_validator.py")
     assert "`mindspore._checkparam.Validator` is not in MindSpore 2.10: last in 1.10" in validator
     assert "its checks are plain functions of mindspore._checkparam now" in validator
-    assert (
-        "use `mindspore.Profiler` instead (not fixed: mindspore.profiler.profiling.Profiler -> " in profiler
-    )
-    assert "is not proven (no proof case)" in profiler
+    assert "use `mindspore.Profiler` instead (not fixed: line 10: keyword is_detail= has no" in profiler
+
+
+def test_a_keyword_both_sides_take_through_kwargs_binds_alike_only_where_the_proof_passed_it() -> None:
+    profiler: tuple[Parameter, ...] = (("kwargs", "VAR_KEYWORD", None),)
+    proven = frozenset({"output_path"})
+    assert binds_alike(profiler, profiler, _call("op(output_path=p)"), proven) is None
+    assert binds_alike(profiler, profiler, _call("op()"), proven) is None
+    why = binds_alike(profiler, profiler, _call("op(output_path=p, is_detail=True)"), proven)
+    assert why == "keyword is_detail= has no parameter of that name on one side"
+    assert binds_alike(profiler, profiler, _call("op(output_path=p)")) is not None  # nothing proven
+    assert binds_alike(profiler, (), _call("op(output_path=p)"), proven) is not None  # one side lacks **
 
 
 def test_a_name_newer_than_a_downgrade_target_is_an_error() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -32,6 +32,9 @@ class Case:
     inputs: str
     new_call: str = ""  # where the new spelling is called otherwise (a call split in two)
     old_release: str = ""  # where the old side runs, when not the last release before the target
+    # Keywords the case passes where both spellings take them only through **kwargs: proven for
+    # these, a use passing them binds alike (releases.binds_alike); any other is not fixed.
+    keywords: tuple[str, ...] = ()
 
     def side(self, new_side: bool) -> dict[str, str]:
         name = self.new if new_side else self.old
@@ -51,6 +54,7 @@ def load_cases(path: Path) -> list[Case]:
             item.get("inputs", ""),
             item.get("new_call", ""),
             item.get("old_release", ""),
+            tuple(item.get("keywords", ())),
         )
         for item in data["cases"]
     ]
@@ -124,10 +128,18 @@ def prove(cases: list[Case], facts: ApiFacts, pythons: Mapping[Version, str]) ->
                 "new_on": facts.labels[target],
                 "call": f"{case.call} / {case.new_call}" if case.new_call else case.call,
                 "inputs": case.inputs,
+                **({"keywords": list(case.keywords)} if case.keywords else {}),
                 "result": verdict(before, outputs[(index, "new")]),
             }
         )
     return {"generator": GENERATOR, "pairs": pairs}
+
+
+def _through_kwargs(keywords: Sequence[str]) -> str:
+    if not keywords:
+        return ""
+    named = ", ".join(f"`{keyword}=`" for keyword in keywords)
+    return f"; {named} through `**kwargs` on both sides, the only keywords a fix passes so"
 
 
 def render_table(proofs: Mapping[str, Any]) -> str:
@@ -143,7 +155,7 @@ def render_table(proofs: Mapping[str, Any]) -> str:
             pair["old_on"],
             pair["new_on"],
             f"`{pair['call']}`",
-            pair["inputs"],
+            pair["inputs"] + _through_kwargs(pair.get("keywords", ())),
             pair["result"],
         ]
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")

@@ -327,7 +327,10 @@ class _Finder:
             return f"no release checked has {old}"
         standing = self.facts.around(target)[0]
         call = self._call_of(use)
-        why = binds_alike(self.facts.signature(old, last), self.facts.signature(new, standing), call)
+        through_kwargs = self.facts.proven_keywords.get((old, new), frozenset())
+        why = binds_alike(
+            self.facts.signature(old, last), self.facts.signature(new, standing), call, through_kwargs
+        )
         return None if why is None else f"line {use.lineno}: {why}"  # type: ignore[attr-defined]
 
     def _uses(self, local: str) -> Optional[list[ast.Name]]:
