@@ -82,6 +82,11 @@ class ApiFacts:
             for release in releases
         )
 
+    def probe_span(self, name: str, answer: Any) -> str:
+        """Those releases as a message says them: "1.7-1.10", "2.8", or "none checked"."""
+        found = self.probe_releases(name, answer)
+        return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
+
     def around(self, target: Version) -> tuple[Version, ...]:
         """The releases checked that stand for ``target``: itself, or the two either side of it."""
         lower = [release for release in self.releases if release <= target]

@@ -17,26 +17,18 @@ from tests.fixture_cases import FIXTURES
 STEP = FIXTURES / "ms101" / "cell_get_by_list.py"
 
 
+def _dry_run(folder: Path) -> subprocess.CompletedProcess[bytes]:
+    command = ["upgrade", "--dry-run", "--no-cache", "--target-version", "2.8", "step.py"]
+    return subprocess.run(
+        [sys.executable, "-m", "ms_migrate", *command], capture_output=True, cwd=folder, check=False
+    )
+
+
 def test_the_diff_of_a_crlf_file_keeps_its_line_breaks_and_applies(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     source = tmp_path / "step.py"
     source.write_bytes(STEP.read_bytes().replace(b"\n", b"\r\n"))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ms_migrate",
-            "upgrade",
-            "--dry-run",
-            "--no-cache",
-            "--target-version",
-            "2.8",
-            "step.py",
-        ],
-        capture_output=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    done = _dry_run(tmp_path)
     assert done.returncode == 1, done.stderr
     body = [line for line in done.stdout.splitlines(keepends=True) if line[:1] in (b"+", b"-", b" ")]
     body = [line for line in body if not line.startswith((b"+++", b"---"))]
@@ -47,22 +39,7 @@ def test_the_diff_of_a_crlf_file_keeps_its_line_breaks_and_applies(tmp_path: Pat
         ["patch", "-p1"], input=done.stdout, cwd=tmp_path, capture_output=True, check=False
     )
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    upgraded = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ms_migrate",
-            "upgrade",
-            "--dry-run",
-            "--no-cache",
-            "--target-version",
-            "2.8",
-            "step.py",
-        ],
-        capture_output=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    upgraded = _dry_run(tmp_path)
     assert upgraded.returncode == 0 and upgraded.stdout == b""  # the patch is the whole upgrade
 
 

@@ -27,11 +27,6 @@ PROBE = "load_param_into_net returns"  # rules/releases/api.json: run on each re
 PROOF = (LOAD[0], LOAD[0])  # 1.10's list and the target's first item: rules/releases/proofs.json
 
 
-def _releases(facts: ApiFacts, answer: str) -> str:
-    found = facts.probe_releases(PROBE, answer)
-    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
-
-
 class LoadParamIntoNetResult(Rule):
     """A result of `load_param_into_net` bound to one name, on a target whose
     `load_param_into_net` returns a pair (2.7-2.10 of the releases checked, each run to see), and
@@ -121,8 +116,8 @@ class LoadParamIntoNetResult(Rule):
             return None  # unpacked: written for the pair
         message = (
             f"load_param_into_net returns the list of parameters not loaded on MindSpore "
-            f"{_releases(facts, 'list')}, and the pair (param_not_load, ckpt_not_load) on "
-            f"{_releases(facts, 'tuple')} of the releases checked (target {ctx.target}): a pair is "
+            f"{facts.probe_span(PROBE, 'list')}, and the pair (param_not_load, ckpt_not_load) on "
+            f"{facts.probe_span(PROBE, 'tuple')} of the releases checked (target {ctx.target}): a pair is "
             "always true and never the list"
         )
         single = (
@@ -150,8 +145,8 @@ class LoadParamIntoNetResult(Rule):
             return None
         message = (
             f"load_param_into_net returns only the list of parameters not loaded on MindSpore "
-            f"{_releases(facts, 'list')} (target {ctx.target}), not the pair of "
-            f"{_releases(facts, 'tuple')}: bind it to one name, and there is no list of checkpoint "
+            f"{facts.probe_span(PROBE, 'list')} (target {ctx.target}), not the pair of "
+            f"{facts.probe_span(PROBE, 'tuple')}: bind it to one name, and there is no list of checkpoint "
             "entries not loaded"
         )
         return self.diagnostic(call, message)

@@ -34,11 +34,6 @@ _SCRIPT = (
 )
 
 
-def _releases(facts: ApiFacts, answer: object) -> str:
-    found = facts.probe_releases(PROBE, answer)
-    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
-
-
 class ModelTrainSinkModeDefault(Rule):
     """`model.train(epoch, dataset)` with no `dataset_sink_mode`, where the release the code was
     written for and the target give it different defaults (True on 1.7-1.10, False on 2.7-2.10 of
@@ -137,8 +132,8 @@ class ModelTrainSinkModeDefault(Rule):
     ) -> Diagnostic:
         message = (
             f"`Model.train` without `dataset_sink_mode` sinks the dataset (default {old}) on MindSpore "
-            f"{_releases(facts, old)}, which this code is written for ({written_for}), and does not "
-            f"(default {new}) on {_releases(facts, new)} (target {target}): on a GPU or Ascend the "
+            f"{facts.probe_span(PROBE, old)}, which this code is written for ({written_for}), and does not "
+            f"(default {new}) on {facts.probe_span(PROBE, new)} (target {target}): on a GPU or Ascend the "
             f"steps, callbacks and speed change; write `dataset_sink_mode={old}` to keep "
             f"{written_for}'s behaviour"
         )

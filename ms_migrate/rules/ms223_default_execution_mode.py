@@ -19,7 +19,7 @@ from typing import Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.releases import api_facts
 from ms_migrate.rules.base import Example, Examples, Rule
 
 PROBE = "default mode"  # rules/releases/api.json: get_context("mode") before any set_context
@@ -45,11 +45,6 @@ _SCRIPT = (
     "import mindspore as ms\n\n\ndef main():\n    model = ms.Model(net, loss, optimizer)\n"
     '    model.train(1, dataset)\n\n\nif __name__ == "__main__":\n    main()\n'
 )
-
-
-def _releases(facts: ApiFacts, answer: object) -> str:
-    found = facts.probe_releases(PROBE, answer)
-    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
 
 
 class DefaultExecutionMode(Rule):
@@ -108,10 +103,11 @@ class DefaultExecutionMode(Rule):
         for call in ctx.calls_to(SET_CONTEXT):
             if any(keyword.arg in ("mode", None) for keyword in call.keywords):
                 return  # the script sets it (or may, through **options)
+        then, now = facts.probe_span(PROBE, old), facts.probe_span(PROBE, new)
         message = (
-            f"no call in this script sets the execution mode: MindSpore {_releases(facts, old)}, which "
+            f"no call in this script sets the execution mode: MindSpore {then}, which "
             f"this code is written for ({ctx.written_for}), runs it in {MODES[old]}, and "
-            f"{_releases(facts, new)} (target {ctx.target}) in {MODES[new]}; to keep "
+            f"{now} (target {ctx.target}) in {MODES[new]}; to keep "
             f"{ctx.written_for}'s, call `set_context(mode={MODES[old]})` first thing here (unless a "
             "module it imports sets the mode)"
         )

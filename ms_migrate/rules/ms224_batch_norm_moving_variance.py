@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.releases import api_facts
 from ms_migrate.rules.base import Example, Examples, Rule
 
 PROBE = "BatchNorm moving variance"  # rules/releases/api.json: run on each release
@@ -31,11 +31,6 @@ _NET = (
     "        super().__init__()\n        self.bn1 = nn.BatchNorm2d(16)\n"
     "        self.bn2 = nn.BatchNorm2d(32)\n"
 )
-
-
-def _releases(facts: ApiFacts, answer: object) -> str:
-    found = facts.probe_releases(PROBE, answer)
-    return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
 
 
 class BatchNormMovingVariance(Rule):
@@ -79,10 +74,11 @@ class BatchNormMovingVariance(Rule):
             return
         first = min(layers, key=lambda call: (call.lineno, call.col_offset))
         others = f" (and {len(layers) - 1} more in this file)" if len(layers) > 1 else ""
+        then, now = facts.probe_span(PROBE, old), facts.probe_span(PROBE, new)
         message = (
             f"BatchNorm updates its moving variance from the {old} batch variance on MindSpore "
-            f"{_releases(facts, old)}, which this code is written for ({ctx.written_for}), and from the "
-            f"{new} one on {_releases(facts, new)} (target {ctx.target}){others}: a network trained on "
+            f"{then}, which this code is written for ({ctx.written_for}), and from the "
+            f"{new} one on {now} (target {ctx.target}){others}: a network trained on "
             "the target and evaluated from its running statistics gives other outputs (a factor "
             "N/(N-1) in the variance for a batch of N); compare its evaluation on both releases"
         )
