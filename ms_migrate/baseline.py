@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from ms_migrate import __version__
 
@@ -61,10 +62,12 @@ def key(finding: Finding, folder: Path) -> Key:
     return (relative_path(finding.path, folder), finding.code, line_hash(finding.line_text))
 
 
-def dumps(findings: Iterable[Finding], folder: Path, target: str) -> str:
-    """The baseline of ``findings`` for a file in ``folder``: sorted, so that rewriting it after
-    a fix changes only the lines of what was fixed."""
+def dumps(findings: Iterable[Finding], folder: Path, target: str, kept: Optional[Counter[Key]] = None) -> str:
+    """The baseline of ``findings`` for a file in ``folder``, with the ``kept`` entries of an
+    earlier one: sorted, so that rewriting it after a fix changes only the lines of what was
+    fixed."""
     counts = Counter(key(finding, folder) for finding in findings)
+    counts.update(kept or Counter())
     entries = [
         {"path": path, "code": code, "line-hash": digest, "count": count}
         for (path, code, digest), count in sorted(counts.items())
@@ -102,6 +105,12 @@ class Baseline:
                 raise BaselineError(f"{where}: an entry of the wrong types: {entry!r}")
             counts[(path, code, digest)] += count
         return cls(folder, counts)
+
+    def outside(self, read: Iterable[Path]) -> Counter[Key]:
+        """The entries of files not among ``read``: what a run over part of the tree (`check
+        src/ --write-baseline`) did not look at, and so keeps as they were."""
+        names = {relative_path(path, self.folder) for path in read}
+        return Counter({entry: count for entry, count in self.counts.items() if entry[0] not in names})
 
     def new_findings(self, findings: Sequence[Finding]) -> tuple[list[int], int]:
         """The positions in ``findings`` of those not in the baseline (the first ones of a key

@@ -16,7 +16,8 @@ import importlib
 import json
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -823,7 +824,7 @@ def check(
         err.print("interrupted: nothing was written")
         sys.exit(EXIT_INTERRUPTED)
     if write_baseline is not None:
-        _write_baseline(write_baseline, records, target, err)
+        _write_baseline(write_baseline, records, target, err, files)
         sys.exit(EXIT_ERROR if summary.errors else EXIT_OK)
     in_baseline = stale = 0
     if baseline is not None:
@@ -948,13 +949,25 @@ def _baseline_findings(records: list[Record]) -> list[BaselineFinding]:
     return findings
 
 
-def _write_baseline(path: Path, records: list[Record], target: Version, err: Stream) -> None:
-    text = baseline_dumps(_baseline_findings(records), path.parent, str(target))
+def _write_baseline(
+    path: Path, records: list[Record], target: Version, err: Stream, read: Sequence[Path]
+) -> None:
+    """Record this run's findings, keeping an existing baseline's entries for the files this run
+    did not read: `check src/ --write-baseline` must not drop what it knows of tests/."""
+    kept: Counter[tuple[str, str, str]] = Counter()
+    try:
+        raw, _ = sources.read_guarded(path, follow_links=True)
+        kept = Baseline.loads(raw.decode("utf-8"), path.parent, str(path)).outside(read)
+    except (sources.SourceError, UnicodeDecodeError, BaselineError):
+        pass  # none yet, or not one: written anew
+    text = baseline_dumps(_baseline_findings(records), path.parent, str(target), kept)
     try:
         sources.write_output(path, text)
     except sources.SourceError as error:
         raise click.UsageError(f"--write-baseline: {error}") from None
-    err.print(f"{path}: wrote a baseline of {len(records)} finding{'s' * (len(records) != 1)}")
+    others = sum(kept.values())
+    also = f", and kept {others} of files this run did not read" if others else ""
+    err.print(f"{path}: wrote a baseline of {len(records)} finding{'s' * (len(records) != 1)}{also}")
 
 
 @main.command("merge")

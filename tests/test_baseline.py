@@ -94,6 +94,28 @@ def test_a_legacy_tree_adopts_a_baseline_and_only_new_findings_fail(tmp_path: Pa
     assert code == 1 and len(out.splitlines()) == 1 and ":10:5: MS210" in out, out
 
 
+def test_a_baseline_written_from_one_folder_keeps_the_other_folders_entries(tmp_path: Path) -> None:
+    """`check src/ --write-baseline` (what a hook's advice leads to) used to drop tests/'s
+    entries, and the next full `check .` failed on every one of them."""
+    for folder in ("src", "tests"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "old.py").write_text(DEPRECATED)
+    baseline = str(tmp_path / "baseline.json")
+    assert check("--write-baseline", baseline, str(tmp_path))[0] == 0
+    (tmp_path / "src" / "old.py").write_text(DEPRECATED + "\ny = P.Pack()\n")
+    code, _, err = check("--write-baseline", baseline, str(tmp_path / "src"))
+    assert code == 0 and "wrote a baseline of 2 findings, and kept 1 of files this run did not read" in err
+    entries = json.loads((tmp_path / "baseline.json").read_text())["findings"]
+    assert sorted(entry["path"] for entry in entries) == ["src/old.py", "src/old.py", "tests/old.py"]
+    code, out, err = check("--baseline", baseline, str(tmp_path))
+    assert (code, out) == (0, ""), out + err
+    # A file read again is recorded as it is now: its fixed findings leave the baseline.
+    (tmp_path / "tests" / "old.py").write_text("x = 1\n")
+    check("--write-baseline", baseline, str(tmp_path / "tests"))
+    entries = json.loads((tmp_path / "baseline.json").read_text())["findings"]
+    assert [entry["path"] for entry in entries] == ["src/old.py", "src/old.py"]
+
+
 def test_a_missing_or_broken_baseline_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "old.py").write_text(DEPRECATED)
     code, _, err = check("--baseline", str(tmp_path / "none.json"), str(tmp_path))
