@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import importlib
 import json
+import os
 import sys
 import zlib
 from collections import Counter
@@ -44,6 +45,7 @@ from ms_migrate.output import (
     render,
     render_statistics,
 )
+from ms_migrate.project_root import project_folders
 from ms_migrate.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.runner import (
@@ -88,11 +90,17 @@ def _parse_shard(ctx: click.Context, param: click.Parameter, value: Optional[str
     return int(part), int(total)
 
 
-def in_shard(path: Path, shard: Shard) -> bool:
-    """Whether ``path`` belongs to shard K of N: by a checksum of its path, so that a file keeps
-    its shard when others are added or removed, and every machine splits a tree alike."""
+def in_shard(path: Path, shard: Shard, root: Path) -> bool:
+    """Whether ``path`` belongs to shard K of N: by a checksum of its path relative to ``root``
+    (the repository's), so that a file keeps its shard when others are added or removed, and
+    machines that name the tree differently (`.` and `./src`, other checkouts) split it alike."""
     part, total = shard
-    return zlib.crc32(path.as_posix().encode("utf-8", "surrogateescape")) % total == part - 1
+    absolute = Path(os.path.abspath(path))
+    try:
+        name = absolute.relative_to(root).as_posix()
+    except ValueError:
+        name = absolute.as_posix()
+    return zlib.crc32(name.encode("utf-8", "surrogateescape")) % total == part - 1
 
 
 class _OutputFile(click.Path):
@@ -248,7 +256,9 @@ def _sharded(files: list[Path], summary: Summary, shard: Optional[Shard]) -> tup
         return files, files
     if shard[0] != 1:
         summary.skipped.clear()
-    return [path for path in files if in_shard(path, shard)], files
+    folders = project_folders(files[0] if files else Path.cwd())
+    root = folders[-1] if (folders[-1] / ".git").exists() else Path(os.path.abspath(Path.cwd()))
+    return [path for path in files if in_shard(path, shard, root)], files
 
 
 def _cache_dir(no_cache: bool, paths: tuple[Path, ...]) -> Optional[Path]:

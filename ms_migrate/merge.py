@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ms_migrate.output import JSON_FORMAT, without_options
 from ms_migrate.sources import walk_order
@@ -33,6 +33,7 @@ def merge_documents(documents: Sequence[dict[str, Any]], names: Sequence[str]) -
         for key in _SAME:
             if document[key] != first[key]:
                 raise MergeError(f"{name}: its {key} differs from {names[0]}'s: shards of different runs")
+    _check_complete([_shard_of(document) for document in documents], names)
     owner: dict[str, str] = {}
     files, findings = [], []
     for document, name in zip(documents, names):
@@ -61,3 +62,40 @@ def merge_documents(documents: Sequence[dict[str, Any]], names: Sequence[str]) -
     }
     merged["exit_code"] = max(document["exit_code"] for document in documents)
     return merged
+
+
+def _shard_of(document: dict[str, Any]) -> Optional[tuple[int, int]]:
+    """(K, N) of the `--shard K/N` a document's run was given; None for an unsharded run."""
+    arguments = [str(item) for item in document.get("arguments", [])]
+    for position, argument in enumerate(arguments):
+        value = None
+        if argument == "--shard" and position + 1 < len(arguments):
+            value = arguments[position + 1]
+        elif argument.startswith("--shard="):
+            value = argument.partition("=")[2]
+        if value is not None:
+            part, _, total = value.partition("/")
+            if part.isdigit() and total.isdigit():
+                return int(part), int(total)
+    return None
+
+
+def _check_complete(shards: Sequence[Optional[tuple[int, int]]], names: Sequence[str]) -> None:
+    """Sharded documents merge only as exactly shards 1 to N of one N: 2 of 3 shards gave two
+    thirds of the files with no word."""
+    if all(shard is None for shard in shards):
+        return  # unsharded runs over separate paths
+    for shard, name in zip(shards, names):
+        if shard is None:
+            raise MergeError(f"{name}: not a shard (its run had no --shard), merged with shards")
+    totals = sorted({total for _, total in shards})  # type: ignore[misc]
+    if len(totals) > 1:
+        raise MergeError(f"shards of different splits (of {' and of '.join(map(str, totals))})")
+    (total,) = totals
+    given = Counter(part for part, _ in shards)  # type: ignore[misc]
+    twice = sorted(part for part, count in given.items() if count > 1)
+    if twice:
+        raise MergeError(f"shard {twice[0]}/{total} is given twice")
+    missing = [f"{part}/{total}" for part in range(1, total + 1) if part not in given]
+    if missing:
+        raise MergeError(f"shard {', '.join(missing)} missing: the merge would lack its files")

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
 
 from ms_migrate.cli import main
@@ -181,6 +182,35 @@ def test_merge_refuses_overlapping_shards_and_other_runs(tmp_path: Path) -> None
     assert code == 2 and "shards of different runs" in err, err
     code, _, err = invoke("check", "--shard", "4/3", str(tmp_path))
     assert code == 2 and "K/N" in err, err
+
+
+def test_merge_takes_exactly_shards_1_to_n_and_machines_split_a_tree_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 of 3 shards used to merge without a word, and `.` and `./src` split differently."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    for number in range(12):
+        (tmp_path / "src" / f"m{number}.py").write_text(NOT_FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    options = ["check", "--no-cache", "--format", "json", "--target-version", "2.8"]
+    names = {}
+    for part in (1, 2, 3):
+        for spelling in (".", "./src", str(tmp_path / "src")):
+            name = tmp_path / f"{part}-{len(names)}.json"
+            invoke(*options, "--shard", f"{part}/3", "-o", str(name), spelling)
+            files = {Path(item["path"]).name for item in json.loads(name.read_text())["files"]}
+            names.setdefault(part, (name, files))
+            assert files == names[part][1], (part, spelling)  # each machine's spelling: one split
+    shards = [str(names[part][0]) for part in (1, 2, 3)]
+    code, _, err = invoke("merge", shards[0], shards[1])
+    assert code == 2 and "shard 3/3 missing" in err, err
+    whole = tmp_path / "whole.json"
+    invoke(*options, "-o", str(whole), ".")
+    code, out, err = invoke("merge", *shards)
+    assert code == json.loads(whole.read_text())["exit_code"] and len(json.loads(out)["files"]) == 12, err
+    code, _, err = invoke("merge", shards[0], str(whole))
+    assert code == 2 and "not a shard" in err, err
 
 
 PACK = "import mindspore.ops as ops\nfrom mindspore.ops import operations as P\ny = P.Pack()\n"
