@@ -158,29 +158,90 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(data: dict[str, Any]) -> str:
-    out = ["# ms-migrate migration report", "", *_summary_lines(data), ""]
-    out += ["Reproduce (on the tree as it was before):", "", "```bash", *data["reproduce"], "```", ""]
-    for item in data["files"]:
-        status = item["status"] + (f": {item['reason']}" if item["reason"] else "")
-        out += [f"## `{item['path']}`", "", f"Status: {status}.", ""]
-        if item["sites"]:
-            out += ["| line | code | what became of it |", "|---|---|---|"]
-            for site in item["sites"]:
-                text = site["message"]
-                if site["outcome"] == "left alone":
-                    text = f"left alone ({site['reason']}): {text}"
-                elif site["outcome"] == "converted":
-                    text = f"converted: {text}"
-                out.append(f"| {site['line']} | {site['code']} | {_cell(text)} |")
-            out.append("")
-        if item["verified"]:
-            out += ["| site | mode | MindSpore | verdict |", "|---|---|---|---|"]
-            for row in item["verified"]:
-                verdict = row["verdict"] + (f": {row['reason']}" if row["reason"] else "")
-                out.append(f"| {row['site']} | {row['mode']} | {row['runtime']} | {_cell(verdict)} |")
-            out.append("")
-    return "\n".join(out).rstrip() + "\n"
+# GitHub refuses a pull request's body over 65,536 characters: the report keeps under it, with
+# room for what a person adds above or below.
+BODY_LIMIT = 60_000
+
+
+def render_markdown(data: dict[str, Any], limit: int = BODY_LIMIT) -> str:
+    """A pull request's description: the summary and the reasons sites were left alone first,
+    then the changed files, then every site, file by file, folded (`<details>`); the folded part
+    is cut at a file where the whole would pass ``limit`` characters, saying how many files it
+    leaves out (all of them are in `--report x.json`)."""
+    head = ["# ms-migrate migration report", "", *_summary_lines(data), ""]
+    head += _left_alone_table(data["summary"]["left_alone_by_code"])
+    head += ["Reproduce (on the tree as it was before):", "", "```bash", *data["reproduce"], "```", ""]
+    changed = [item for item in data["files"] if item["status"] == "changed"]
+    if changed:
+        title = "Files that would change" if data["summary"]["dry_run"] else "Changed files"
+        head += [f"### {title} ({len(changed)})", ""]
+        head += [f"- `{item['path']}`: {_file_line(item)}" for item in changed]
+        head.append("")
+    sections = [
+        _file_section(item) for item in sorted(data["files"], key=lambda item: item["status"] != "changed")
+    ]
+    opening = ["<details>", f"<summary>Every site, file by file ({len(sections)} files)</summary>", ""]
+    closing = ["</details>", ""]
+    used = len("\n".join(head + opening + closing)) + 200
+    shown: list[str] = []
+    for number, section in enumerate(sections):
+        size = len("\n".join(section)) + 1
+        if used + size > limit:
+            left = len(sections) - number
+            shown += [
+                f"*{left} more file{'s' * (left != 1)} not shown here: every file is in the JSON report "
+                "(`--report report.json`).*",
+                "",
+            ]
+            break
+        shown += section
+        used += size
+    return "\n".join(head + opening + shown + closing).rstrip() + "\n"
+
+
+def _left_alone_table(by_code: dict[str, int]) -> list[str]:
+    if not by_code:
+        return []
+    reasons = all_reasons()
+    lines = ["| left alone because | code | sites |", "|---|---|---:|"]
+    for code, count in sorted(by_code.items(), key=lambda item: -item[1]):
+        reason = reasons.get(code)
+        why = reason.summary if reason is not None else code
+        lines.append(f"| {_cell(why)} | {code} | {count} |")
+    return [*lines, ""]
+
+
+def _file_line(item: dict[str, Any]) -> str:
+    outcomes = Counter(site["outcome"] for site in item["sites"])
+    parts = [f"{count} {outcome}" for outcome, count in sorted(outcomes.items())]
+    verdicts = Counter(row["verdict"] for row in item["verified"])
+    if verdicts:
+        parts.append(
+            "verified: " + ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items()))
+        )
+    return "; ".join(parts) or "changed"
+
+
+def _file_section(item: dict[str, Any]) -> list[str]:
+    status = item["status"] + (f": {item['reason']}" if item["reason"] else "")
+    out = [f"#### `{item['path']}`", "", f"Status: {status}.", ""]
+    if item["sites"]:
+        out += ["| line | code | what became of it |", "|---|---|---|"]
+        for site in item["sites"]:
+            text = site["message"]
+            if site["outcome"] == "left alone":
+                text = f"left alone ({site['reason']}): {text}"
+            elif site["outcome"] == "converted":
+                text = f"converted: {text}"
+            out.append(f"| {site['line']} | {site['code']} | {_cell(text)} |")
+        out.append("")
+    if item["verified"]:
+        out += ["| site | mode | MindSpore | verdict |", "|---|---|---|---|"]
+        for row in item["verified"]:
+            verdict = row["verdict"] + (f": {row['reason']}" if row["reason"] else "")
+            out.append(f"| {row['site']} | {row['mode']} | {row['runtime']} | {_cell(verdict)} |")
+        out.append("")
+    return out
 
 
 def render(run: RunFacts, json_format: bool) -> str:

@@ -52,7 +52,11 @@ def test_the_markdown_report_says_what_became_of_each_site(tmp_path: Path) -> No
     summary += "1 left alone"
     assert lines[2].startswith(summary + " (MSR")
     assert "Not verified by execution" in lines[3]
-    assert f"## `{tmp_path / 'step.py'}`" in lines and f"## `{tmp_path / 'kept.py'}`" in lines
+    # Then why sites were left alone, the changed files, and every site folded.
+    assert lines[5] == "| left alone because | code | sites |"
+    assert f"- `{tmp_path / 'step.py'}`: 1 converted" in lines
+    assert lines.index("<details>") > lines.index(f"- `{tmp_path / 'step.py'}`: 1 converted")
+    assert f"#### `{tmp_path / 'step.py'}`" in lines and f"#### `{tmp_path / 'kept.py'}`" in lines
     assert "clean.py" not in text  # nothing to say about it
     converted = "converted: GradOperation(get_by_list=True) -> ms.value_and_grad, forward merged"
     assert f"| 12 | MS101 | {converted} |" in lines
@@ -92,3 +96,23 @@ def test_the_json_report_carries_the_verification(tmp_path: Path) -> None:
         ("TrainStep:5", "pynative", "equal")
     ]
     assert data["summary"]["verified"] == {"equal": 1} and data["summary"]["runtimes"] == ["2.8.0"]
+
+
+def test_a_report_of_a_large_run_fits_a_pull_request_body(tmp_path: Path) -> None:
+    """On mindspore-courses/applications it was 207 KB with no overview; GitHub takes 65,536
+    characters. The summary and the changed files come first; the folded sites stop at a file."""
+    for number in range(400):
+        (tmp_path / f"kept_{number:03}.py").write_text(LEFT_ALONE)
+    (tmp_path / "step.py").write_text(LEGACY_STEP)
+    report = tmp_path / "report.md"
+    code, err = upgrade("--dry-run", "--report", str(report), str(tmp_path))
+    assert code == 1, err
+    text = report.read_text()
+    assert len(text) < 65_536
+    assert f"- `{tmp_path / 'step.py'}`: 1 converted" in text.split("<details>")[0]
+    assert text.index(f"#### `{tmp_path / 'step.py'}`") < text.index("#### `") + 1  # changed first
+    assert "more files not shown here: every file is in the JSON report" in text
+    assert text.rstrip().endswith("</details>")
+    as_json = tmp_path / "report.json"
+    upgrade("--dry-run", "--report", str(as_json), str(tmp_path))
+    assert len(json.loads(as_json.read_text())["files"]) == 401
