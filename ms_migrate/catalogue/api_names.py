@@ -213,6 +213,8 @@ PROBES = {
         "type(mindspore.load_param_into_net(mindspore.nn.Dense(2, 2), {})).__name__"
     ),
     "BatchNorm moving variance": "batch_norm_moving_variance(mindspore)",
+    # What a layer built with the drop probability says its keep probability is: not 1 - p.
+    "Dropout(p=0.1).keep_prob": "mindspore.nn.Dropout(p=0.1).keep_prob",
 }
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
+from ms_migrate.analysis.instances import InstancesOf
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.releases import api_facts
@@ -27,6 +28,7 @@ DROPOUT = ("mindspore.nn.Dropout", "mindspore.nn.layer.Dropout", "mindspore.nn.l
 # The pair's proof (rules/releases/proofs.json): keep_prob=k on 1.10 and p=1-k on the target give
 # the same outputs (the same scale 1/k in training, the input itself in evaluation).
 PROOF = ("mindspore.nn.Dropout", "mindspore.nn.Dropout")
+KEEP_PROB_OF_P = "Dropout(p=0.1).keep_prob"  # rules/releases/api.json: run on each release
 
 
 def _float32(value: float) -> float:
@@ -67,6 +69,10 @@ class DropoutKeepProb(Rule):
     `p`, 1.x) `p=x` is written `keep_prob=1-x` the same way. A computed probability, or one passed
     with other positional arguments after it, is reported with what to write, not fixed.
 
+    A layer built with `p=` keeps `keep_prob` at its default (0.5 on 2.7-2.10, measured), not 1 - p:
+    in a file that reads `.keep_prob`, the rewrite is reported and not made, and where the file
+    already builds a Dropout with `p=`, each `.keep_prob` read is reported (read `.p` instead).
+
     Fix safety: exact. The pair ran on both releases (1.10's keep_prob and 2.10's p) with the same
     numbers: rules/releases/proofs.json, docs/release-pairs.md.
     """
@@ -81,6 +87,7 @@ class DropoutKeepProb(Rule):
         valid=(
             Example("from mindspore import nn\nlayer = nn.Dropout(p=0.1)\n"),
             Example("from mindspore import nn\nlayer = nn.Dropout(keep_prob=0.9)\n", "1.10"),
+            Example("from mindspore import nn\nlayer = nn.Dropout(p=1 - config.keep_prob)\n"),
         ),
         invalid=(
             Example(
@@ -92,6 +99,9 @@ class DropoutKeepProb(Rule):
                 fixed="import mindspore.nn as nn\nlayer = nn.Dropout(p=0.05)\n",
             ),
             Example("from mindspore import nn\n\n\ndef layer(rate):\n    return nn.Dropout(1 - rate)\n"),
+            # The layer's keep probability is read: p= would leave it at 0.5 (reported, not fixed).
+            Example("from mindspore import nn\nlayer = nn.Dropout(keep_prob=0.9)\nprint(layer.keep_prob)\n"),
+            Example("from mindspore import nn\nlayer = nn.Dropout(p=0.1)\nrate = 1 - layer.keep_prob\n"),
             Example(
                 "from mindspore import nn\nlayer = nn.Dropout(p=0.2)\n",
                 "1.10",
@@ -114,16 +124,35 @@ class DropoutKeepProb(Rule):
         (has_p,) = answers
         proven = facts.proven.get(PROOF) == "equal"
         lines = source_lines(ctx.text)
-        for call in ctx.calls_to(DROPOUT):
+        calls = list(ctx.calls_to(DROPOUT))
+        # What `.keep_prob` holds on a layer built with `p=` (the default, not 1 - p: measured).
+        held = facts.probe(KEEP_PROB_OF_P, ctx.target) if has_p else None
+        reads = _keep_prob_reads(ctx) if isinstance(held, float) else []
+        for call in calls:
             if has_p:
-                found = self._keep_prob(call, ctx.target, proven, lines)
+                found = self._keep_prob(call, ctx.target, proven, lines, reads, held)
             else:
                 found = self._p(call, ctx.target, proven, lines)
             if found is not None:
                 yield found
+        if reads and any(keyword.arg == "p" for call in calls for keyword in call.keywords):
+            span = facts.probe_span(KEEP_PROB_OF_P, held)
+            layers = InstancesOf(ctx, DROPOUT)
+            for read in (read for read in reads if layers.holds(read.value, read)):
+                message = (
+                    f"`{ast.unparse(read)}`: a Dropout built with `p=` keeps `keep_prob` at {held} on "
+                    f"MindSpore {span}, not 1 - p; read `.p`, the probability to drop, instead"
+                )
+                yield self.diagnostic(read, message)
 
     def _keep_prob(
-        self, call: ast.Call, target: Version, proven: bool, lines: list[str]
+        self,
+        call: ast.Call,
+        target: Version,
+        proven: bool,
+        lines: list[str],
+        reads: list[ast.Attribute],
+        held: object,
     ) -> Optional[Diagnostic]:
         keyword = next((item for item in call.keywords if item.arg == "keep_prob"), None)
         if keyword is not None:
@@ -144,7 +173,13 @@ class DropoutKeepProb(Rule):
             f"argument after 2.9.0, where `nn.Dropout({ast.unparse(value)})` would drop that share"
         )
         fix = None
-        if p is not None and (keyword is not None or len(call.args) == 1) and proven:
+        if p is not None and (keyword is not None or len(call.args) == 1) and proven and reads:
+            # The layer would drop alike, but `.keep_prob` would no longer say so.
+            message += (
+                f"; write `p={p}`, and read `.p` where line {reads[0].lineno} reads `.keep_prob` (not "
+                f"fixed: a Dropout built with p= keeps keep_prob at {held} on MindSpore {target})"
+            )
+        elif p is not None and (keyword is not None or len(call.args) == 1) and proven:
             message += f"; write `p={p}`"
             fix = Fix((_replace(lines, argument, f"p={p}"),), "exact", f"p={p}, the same dropout")
         else:
@@ -168,6 +203,13 @@ class DropoutKeepProb(Rule):
         else:
             message += f"; write `keep_prob=1 - ({ast.unparse(value)})` by hand"
         return self.diagnostic(keyword, message, fix)
+
+
+def _keep_prob_reads(ctx: FileContext) -> list[ast.Attribute]:
+    """Every `X.keep_prob` of the file (most files have none: the text says so first)."""
+    if ".keep_prob" not in ctx.text:
+        return []
+    return [node for node in ctx.nodes if isinstance(node, ast.Attribute) and node.attr == "keep_prob"]
 
 
 def _replace(lines: list[str], node: ast.AST, text: str) -> Edit:

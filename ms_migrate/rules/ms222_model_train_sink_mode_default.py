@@ -12,10 +12,9 @@ rules/releases/api.json), not typed in here.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
-from typing import Optional
+from collections.abc import Iterable
 
-from ms_migrate.analysis.names import SCOPE_TYPES
+from ms_migrate.analysis.instances import InstancesOf
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.releases import ApiFacts, api_facts
@@ -106,12 +105,12 @@ class ModelTrainSinkModeDefault(Rule):
         if not isinstance(old, bool) or not isinstance(new, bool) or old == new:
             return
         lines = source_lines(ctx.text)
-        models = _ModelNames(ctx)
+        models = InstancesOf(ctx, MODEL)
         for call in ctx.calls:
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == "train"):
                 continue
-            if not models.is_model(func.value, call):
+            if not models.holds(func.value, call):
                 continue
             keywords = {keyword.arg for keyword in call.keywords}
             if len(call.args) > SINK_POSITION or "dataset_sink_mode" in keywords:
@@ -149,87 +148,3 @@ class ModelTrainSinkModeDefault(Rule):
 
 def _end(node: ast.AST) -> tuple[int, int]:
     return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
-
-
-class _ModelNames:
-    """Which receivers of `.train(...)` are a `Model`: `Model(...)` itself, or a name or `self.`
-    attribute that its function, class or module binds to `Model(...)` and to nothing else."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self._bindings: Optional[dict[tuple[int, str], bool]] = None
-
-    def is_model(self, receiver: ast.AST, call: ast.Call) -> bool:
-        if isinstance(receiver, ast.Call):
-            return self.ctx.qualified_name(receiver.func) in MODEL
-        key = self._key(receiver, call)
-        if key is None:
-            return False
-        if key in self.bindings:
-            return self.bindings[key]
-        function = _scope(self.ctx.parents, call, SCOPE_TYPES)
-        if not isinstance(receiver, ast.Name) or function is None or receiver.id in _parameters(function):
-            return False
-        return self.bindings.get((id(None), receiver.id), False)  # a module-level name the function reads
-
-    @property
-    def bindings(self) -> dict[tuple[int, str], bool]:
-        """(id of the scope, name) -> whether every binding of it is `Model(...)`."""
-        if self._bindings is None:
-            self._bindings = {}
-            for node in self.ctx.nodes:
-                if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-                    continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                value = node.value
-                is_model = (
-                    not isinstance(node, ast.AugAssign)
-                    and isinstance(value, ast.Call)
-                    and self.ctx.qualified_name(value.func) in MODEL
-                )
-                for target in targets:
-                    for bound in _bound(target):
-                        key = self._key(bound, node)
-                        if key is not None:
-                            self._bindings[key] = (
-                                self._bindings.get(key, True) and is_model and target is bound
-                            )
-        return self._bindings
-
-    def _key(self, receiver: ast.AST, at: ast.AST) -> Optional[tuple[int, str]]:
-        """Where ``receiver`` is bound: its function (or the module) for a name, its class for a
-        `self.` attribute."""
-        if isinstance(receiver, ast.Name):
-            return (id(_scope(self.ctx.parents, at, SCOPE_TYPES)), receiver.id)
-        if isinstance(receiver, ast.Attribute) and getattr(receiver.value, "id", None) == "self":
-            return (id(_scope(self.ctx.parents, at, (ast.ClassDef,))), f"self.{receiver.attr}")
-        return None
-
-
-def _parameters(function: ast.AST) -> set[str]:
-    arguments = function.args  # type: ignore[attr-defined]
-    every = [
-        *arguments.posonlyargs,
-        *arguments.args,
-        *arguments.kwonlyargs,
-        arguments.vararg,
-        arguments.kwarg,
-    ]
-    return {argument.arg for argument in every if argument is not None}
-
-
-def _bound(target: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for item in target.elts:
-            yield from _bound(item)
-    elif isinstance(target, ast.Starred):
-        yield from _bound(target.value)
-    else:
-        yield target
-
-
-def _scope(parents: dict[ast.AST, ast.AST], node: ast.AST, kinds: tuple[type, ...]) -> Optional[ast.AST]:
-    current = parents.get(node)
-    while current is not None and not isinstance(current, kinds):
-        current = parents.get(current)
-    return current
