@@ -566,6 +566,9 @@ def _migrate(
                 if dry_run and outcome.changed and not pending and fmt == "text":
                     print_diff(out, unified_diff(display, outcome.before, outcome.after))
                 shown = _migration_records(outcome, display, quiet)
+                if interactive and outcome.changed and not outcome.held_back:
+                    # Each site to convert is shown at its prompt, with its diff: not twice.
+                    shown = [record for record in shown if not record.diagnostic.fixable]
                 if fmt == "text" and output_file is None:
                     # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
                     # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
@@ -578,7 +581,12 @@ def _migrate(
                 quit = False
                 if interactive:
                     settings = _Settings(target, config, kinds, verify and not allow_unverified)
-                    quit = _ask_and_write(out, err, outcome, settings)
+                    quit, declined = _ask_and_write(out, err, outcome, settings)
+                    for code, line in declined:
+                        out.print(
+                            f"{quoted_path(display)}:{outcome.where(line)}: {code} left alone: declined"
+                        )
+                    summary.left_alone["declined"] += len(declined)
                 landed = _landed(outcome, dry_run)
                 summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
                 statuses.append(_file_status(outcome, landed))
@@ -694,11 +702,13 @@ class _Settings:
     verified_whole: bool  # --verify without --allow-unverified: only a whole verified rewrite
 
 
-def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Settings) -> bool:
+def _ask_and_write(
+    out: Stream, err: Stream, outcome: FileOutcome, settings: _Settings
+) -> tuple[bool, list[tuple[str, int]]]:
     """--interactive: each site of a rewrite that may be written is shown and asked about; what
-    was accepted is written. True when the user quit."""
+    was accepted is written. Whether the user quit, and the sites left as they are."""
     if not outcome.changed or outcome.held_back:
-        return False
+        return False, []
 
     def migrate(declined: frozenset[tuple[str, int]]) -> FileResult:
         return migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
@@ -718,7 +728,7 @@ def _ask_and_write(out: Stream, err: Stream, outcome: FileOutcome, settings: _Se
         write_outcome(outcome)
         if outcome.error:
             err.print(one_line(outcome.error))
-    return reviewed.quit
+    return reviewed.quit, reviewed.declined
 
 
 def _stop(outcomes: Iterator[FileOutcome]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import click
@@ -42,6 +42,7 @@ class Review:
     converted: int = 0  # diagnostics whose fix is in ``text``
     quit: bool = False  # stop after this file
     problem: Optional[str] = None  # why nothing is written although sites were accepted
+    declined: list[Site] = field(default_factory=list)  # answered no, not convertible alone, or after quit
 
 
 def sites_of(result: FileResult) -> list[Site]:
@@ -57,6 +58,7 @@ def review(out: Stream, outcome: FileOutcome, migrate: Migrate) -> Review:
     whole = migrate(frozenset())
     every = sites_of(whole)
     accepted: list[Site] = []
+    declined: list[Site] = []
     answer: Optional[Answer] = None
     for number, site in enumerate(every, 1):
         if answer is Answer.REST:
@@ -67,15 +69,22 @@ def review(out: Stream, outcome: FileOutcome, migrate: Migrate) -> Review:
         heading = f"{outcome.path}:{outcome.where(line)}: {code} {_message(whole, site)}"
         if sites_of(alone) != [site] or _problem(alone):
             out.print(f"{heading}: cannot be converted on its own; left as it is")
+            declined.append(site)
             continue
         out.print(f"{heading} (site {number} of {len(every)})")
         print_diff(out, unified_diff(str(outcome.path), outcome.before, alone.text))
         answer = _ask()
         if answer is Answer.QUIT:
+            declined += every[number - 1 :]
             break
-        if answer is not Answer.NO:
+        if answer is Answer.NO:
+            declined.append(site)
+        else:
             accepted.append(site)
-    return _settled(outcome, every, accepted, migrate, whole, quit=answer is Answer.QUIT)
+    reviewed = _settled(outcome, every, accepted, migrate, whole, quit=answer is Answer.QUIT)
+    # A rewrite the engine refused in the end leaves every site as it is.
+    reviewed.declined = declined if reviewed.text is not None else list(every)
+    return reviewed
 
 
 def _settled(

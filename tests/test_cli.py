@@ -146,8 +146,13 @@ def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_pat
     assert [(tmp_path / name).read_text() for name in names[1:]] == [legacy] * 4
     assert result.stderr.count("Rewriting") == 1 and f"Rewriting {tmp_path / 'a.py'}\n" in result.stderr
     assert "stopped: the files not yet shown are unchanged" in result.stderr
-    # Only the files shown before the quit are counted, not the five of the run.
-    assert "1 file changed (3 checked), 1 site converted" in result.stderr
+    # Only the files shown before the quit are counted, not the five of the run; the sites
+    # declined (b.py, and c.py's at the quit) are left alone and said so.
+    assert "1 file changed (3 checked), 1 site converted, 2 left alone (declined x2)" in result.stderr
+    for name in ("b.py", "c.py"):
+        assert f"{tmp_path / name}:14: MS101 left alone: declined" in result.stdout
+    # Each site is shown once, at its prompt: not also in the list of findings before it.
+    assert f"{tmp_path / 'a.py'}:14:1: MS101" not in result.stdout
 
     # The end of the input is a quit: nothing is written.
     ended = CliRunner().invoke(main, args, input="")
