@@ -61,6 +61,7 @@ from ms_migrate.versions import (
     Version,
     default_target,
     detect_target,
+    newest_allowed,
     newest_known,
     parse_target,
 )
@@ -122,13 +123,20 @@ OUTPUT_FILE = _OutputFile()
 
 
 def _resolve_target(
-    explicit: Optional[Version], paths: tuple[Path, ...], err: Stream, needs_target: bool = False
+    explicit: Optional[Version],
+    paths: tuple[Path, ...],
+    err: Stream,
+    needs_target: bool = False,
+    reads_only: bool = False,
 ) -> tuple[Version, str]:
     """The version to write code for: --target-version, else the project's lowest allowed one,
     else the default (unless ``needs_target``: downgrade's default would leave every file as is).
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
-    lower bound needs --target-version, and a --target-version above the lowest allowed warns. A
+    lower bound needs --target-version to write anything; what only reads (``reads_only``:
+    `check`, the language server) checks for the newest version it allows, and says so (a pin
+    such as `mindspore <= 2.3.0` stopped every command). A --target-version above the lowest
+    allowed warns. A
     bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
     newer than the newest known is taken, with a warning: the tables read it as the newest known.
     Returns the version and how it was found (for --format json and SARIF).
@@ -146,10 +154,15 @@ def _resolve_target(
         err.print(f"target MindSpore {detected.version} ({source})")
         target = detected.version
     elif detected is not None and not detected.unpinned:
-        raise click.UsageError(
-            f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
-            "pass --target-version"
-        )
+        newest = newest_allowed(detected.pin.specifier) if reads_only else None
+        if newest is None:
+            raise click.UsageError(
+                f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
+                "pass --target-version"
+            )
+        source = f"newest allowed by {detected.source}, which sets no lower bound"
+        err.print(f"target MindSpore {newest} ({source}; use --target-version for an older one)")
+        target = newest
     else:
         if detected is not None:
             why = f"{detected.pin.file} names {detected.pin.package} without a version"
@@ -180,6 +193,7 @@ def _start(
     ignore: tuple[str, ...] = (),
     needs_target: bool = False,
     stdin: bool = False,
+    reads_only: bool = False,
 ) -> tuple[Version, list[Path], Summary, Config, str]:
     """Read the configuration, report missing paths, settle the target version, list the files;
     the last item says how the target was found. ``stdin``: ``paths`` is the one name stdin's text
@@ -199,7 +213,7 @@ def _start(
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
     # Even with -q: the target decides what is written, so a run never hides which one it chose.
-    target, source = _resolve_target(explicit, paths, err, needs_target)
+    target, source = _resolve_target(explicit, paths, err, needs_target, reads_only)
     if source == "explicit":
         source = "--target-version" if target_version is not None else f"{config.source}: target-version"
     config = dataclasses.replace(config, written_for=_written_for(config, target, paths))
@@ -805,7 +819,7 @@ def check(
     stdin = _stdin_name(paths, stdin_filename)
     named = (stdin,) if stdin is not None else paths
     target, files, summary, config, source = _start(
-        named, target_version, exclude, err, select, ignore_codes, stdin=stdin is not None
+        named, target_version, exclude, err, select, ignore_codes, stdin=stdin is not None, reads_only=True
     )
     files, every_file = _sharded(files, summary, shard)
     baseline_path = None if write_baseline else baseline_file or config.baseline

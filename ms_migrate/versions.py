@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -117,6 +119,20 @@ MINDSPORE_PACKAGES = frozenset(
 _LOWER_BOUNDS = frozenset({">=", ">", "==", "~=", "==="})
 
 
+def newest_allowed(specs: str) -> Optional[Version]:
+    """The newest known release line a specifier set admits (`<= 2.3.0` gives 2.3, `<3` the
+    newest 2.x known), or None if it admits none of them."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        specifier = SpecifierSet(specs)
+    except InvalidSpecifier:
+        return None
+    return next(
+        (version for version in sorted(known_versions(), reverse=True) if str(version) in specifier), None
+    )
+
+
 def lowest_allowed(specs: str) -> Optional[Version]:
     """The lowest release line a specifier set admits, or None if it sets no lower bound.
 
@@ -224,7 +240,17 @@ def _requirements_file(path: Path, seen: set[Path]) -> list[Pin]:
 
 
 def _pin(path: Path, requirement: Requirement, line: str) -> Pin:
-    return Pin(path.name, requirement.name, str(requirement.specifier), line)
+    return Pin(str(path), requirement.name, str(requirement.specifier), line)
+
+
+def _shown(file: str, folder: Path) -> str:
+    """Where a pin is, as the user can find it: relative to the folder whose pins were read
+    (`requirements/cpu_requirements.txt`, not `cpu_requirements.txt`), else the whole path."""
+    absolute = Path(os.path.abspath(file))
+    try:
+        return absolute.relative_to(Path(os.path.abspath(folder))).as_posix()
+    except ValueError:
+        return str(absolute)
 
 
 def _poetry_specifier(value: object) -> Optional[str]:
@@ -271,7 +297,7 @@ def _pyproject(path: Path) -> list[Pin]:
             if _canonical_name(name) in MINDSPORE_PACKAGES:
                 specifier = _poetry_specifier(value)
                 if specifier is not None:
-                    found.append(Pin(path.name, name, specifier, f"{name} = {value!r}"))
+                    found.append(Pin(str(path), name, specifier, f"{name} = {value!r}"))
     return found
 
 
@@ -302,7 +328,7 @@ def _pins(folder: Path) -> list[Pin]:
     seen: set[Path] = set()
     for path in [*sorted(folder.glob("requirements*.txt")), *sorted(folder.glob("requirements/*.txt"))]:
         found += _requirements_file(path, seen)
-    return found
+    return [dataclasses.replace(pin, file=_shown(pin.file, folder)) for pin in found]
 
 
 def detect_target(start: Path) -> Optional[DetectedTarget]:

@@ -110,17 +110,42 @@ def test_detect_target_forms(tmp_path: Path, files: dict[str, str], expected: st
     assert str(_detected(tmp_path, files)) == expected
 
 
-def test_an_upper_bound_alone_needs_target_version(tmp_path: Path) -> None:
-    (tmp_path / "requirements.txt").write_text("mindspore<3\n")
+def test_an_upper_bound_alone_is_checked_for_the_newest_it_allows_and_written_for_none(
+    tmp_path: Path,
+) -> None:
+    """`mindspore <= 2.3.0` in requirements/cpu_requirements.txt stopped every command, and named
+    the file without its folder. `check` only reads: it takes the newest version the pin allows
+    and says so; what writes still needs --target-version, with the file named where it is."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "cpu_requirements.txt").write_text("mindspore <= 2.3.0\n")
     (tmp_path / "a.py").write_text("x = 1\n")
     result = CliRunner().invoke(main, ["check", str(tmp_path / "a.py")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "target MindSpore 2.3 (newest allowed by requirements/cpu_requirements.txt: mindspore <= 2.3.0, "
+        "which sets no lower bound; use --target-version for an older one)" in result.output
+    )
+    written = CliRunner().invoke(main, ["upgrade", str(tmp_path / "a.py")])
+    assert written.exit_code == 2
+    assert (
+        "requirements/cpu_requirements.txt: mindspore <= 2.3.0: MindSpore has no lower bound"
+        in written.output
+    )
+    explicit = CliRunner().invoke(main, ["upgrade", "--target-version", "2.2", str(tmp_path / "a.py")])
+    assert explicit.exit_code == 0
+
+
+def test_an_upper_bound_alone_needs_target_version_to_write(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("mindspore<3\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["upgrade", str(tmp_path / "a.py")])
     assert result.exit_code == 2 and "no lower bound" in result.output and "--target-version" in result.output
     # A bare `mindspore` elsewhere sets no bound, and does not hide this one.
     (tmp_path / "requirements-dev.txt").write_text("mindspore\n")
-    beside = CliRunner().invoke(main, ["check", str(tmp_path / "a.py")])
+    beside = CliRunner().invoke(main, ["upgrade", str(tmp_path / "a.py")])
     assert beside.exit_code == 2
     assert "requirements.txt: mindspore<3: MindSpore has no lower bound" in beside.output
-    explicit = CliRunner().invoke(main, ["check", "--target-version", "2.8", str(tmp_path / "a.py")])
+    explicit = CliRunner().invoke(main, ["upgrade", "--target-version", "2.8", str(tmp_path / "a.py")])
     assert explicit.exit_code == 0
 
 

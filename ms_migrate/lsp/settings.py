@@ -69,7 +69,8 @@ def read_settings(path: Path) -> Settings:
     except ConfigError as error:
         return Settings(NO_CONFIG, default_target(), problem=str(error))
     try:
-        target, _ = _resolve_target(config.target_version, (path,), Stream(stderr=True, quiet=True))
+        quiet = Stream(stderr=True, quiet=True)
+        target, _ = _resolve_target(config.target_version, (path,), quiet, reads_only=True)
     except click.UsageError as error:
         return Settings(config, default_target(), problem=error.format_message())
     config = dataclasses.replace(config, written_for=_written_for(config, target, (path,)))
