@@ -55,6 +55,10 @@ def _live(pids: set[int]) -> set[int]:
     return alive
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, set[int]]:
     scratch_root = tmp_path / "tmp"
     scratch_root.mkdir()
@@ -66,6 +70,9 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, set[int]]:
         env={**os.environ, "TMPDIR": str(scratch_root)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # A test runner's worker may ignore SIGINT, and an ignored signal stays ignored across
+        # exec: Python would then install no Ctrl-C handler, as in a shell's background job.
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 60
     workers: set[int] = set()
