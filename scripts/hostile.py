@@ -162,6 +162,25 @@ def _syntax_and_encoding(root: Path, sizes: dict[str, Any]) -> list[str]:
     return ["python2.py", "cookie.py", "deep.py"]
 
 
+def _hostile_names(root: Path, sizes: dict[str, Any]) -> list[str]:
+    """Names a repository may hold: a newline that could forge an output line, bytes that are not
+    UTF-8, and the longest name Linux allows (its temporary's name used to be longer)."""
+    names = [
+        "x\ngood.py:1:1: MS999 FORGED finding.py",
+        os.fsdecode(b"bad\xff.py"),
+        "n" * 252 + ".py",
+    ]
+    made = []
+    for name in names:
+        try:
+            (root / name).write_text("import mindspore\n\nx = 1\n")
+        except (OSError, UnicodeError):
+            continue  # a filesystem that refuses the name
+        made.append(name)
+    shutil.copy(STEP, root / "step.py")
+    return made
+
+
 CASES = [
     Case("fifo beside a step", _fifo),
     Case("link to /dev/zero", _dev_zero),
@@ -173,6 +192,7 @@ CASES = [
     Case("many train steps in one file", _many_steps),
     Case("CR-only line endings", _classic_mac),
     Case("syntax error, unknown encoding, deep nesting, read-only", _syntax_and_encoding),
+    Case("file names: a newline, bytes not UTF-8, 255 bytes", _hostile_names),
 ]
 
 
