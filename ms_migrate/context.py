@@ -149,7 +149,9 @@ class FileContext:
         return found
 
     def suppressed(self, code: str, line: int) -> bool:
+        """Whether ``code`` is suppressed on ``line``: by its code or a prefix of it (`ignore[MS2]`,
+        as --select and --ignore take prefixes, and flake8's noqa does), or a bare ignore."""
         if (code, line) in self.declined:
             return True
         codes = self.suppressions.get(line, set())
-        return ALL in codes or code in codes
+        return ALL in codes or code in codes or code.startswith(tuple(codes))

@@ -286,3 +286,19 @@ def test_source_lines_end_only_at_cr_and_lf(text: str) -> None:
     expected = [pieces[i] + pieces[i + 1] for i in range(0, len(pieces) - 1, 2)]
     expected += [pieces[-1]] if pieces[-1] else []
     assert source_lines(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("comment", "suppressed"),
+    [
+        ("# ms-migrate: ignore[MS210]", True),
+        ("# ms-migrate: ignore[MS2]", True),  # a prefix, as --ignore takes one (and flake8's noqa)
+        ("# noqa: MS21", True),
+        ("# ms-migrate: ignore[MS1]", False),
+        ("# noqa: E501", False),
+    ],
+)
+def test_a_suppression_comment_takes_codes_and_their_prefixes(comment: str, suppressed: bool) -> None:
+    source = f"import mindspore.nn as nn\n\nnet = nn.Momentum  {comment}\n"
+    codes = [item.code for item in migrate_text(source, Version(2, 10)).diagnostics]
+    assert ("MS210" not in codes) is suppressed, codes
