@@ -636,7 +636,7 @@ def _migrate(
         except sources.SourceError as error:
             err.print(f"--report: {error}")
             exit_code = EXIT_ERROR
-    if not quiet or summary.errors:
+    if not quiet:
         err.print(summary.render(dry_run))
     sys.exit(exit_code)
 
@@ -694,7 +694,7 @@ def _migrate_stdin(
     else:
         for line in render(records, "text").splitlines():
             err.print(line)
-    if not quiet or summary.errors:
+    if not quiet:
         err.print(summary.render(dry_run))
     sys.exit(exit_code)
 
@@ -876,7 +876,7 @@ def check(
         run, baseline=None if baseline_path is None else str(baseline_path), in_baseline=in_baseline
     )
     _emit(render_statistics(records, fmt) if statistics else render(records, fmt, run), output_file)
-    if not quiet or summary.errors:
+    if not quiet:
         files_with = len({record.path for record in modernisable})
         fixable = sum(record.diagnostic.fixable for record in records)
         line = (

@@ -505,3 +505,15 @@ def test_a_syntax_error_is_reported_in_a_file_no_rule_looks_into(command: list[s
         result = CliRunner().invoke(main, [*command, str(tmp_path)])
         assert result.exit_code == 2, result.output
         assert f"{tmp_path / 'bad.py'}:4: syntax error" in result.output
+
+
+@pytest.mark.parametrize("command", [["check"], ["upgrade"], ["upgrade", "--dry-run"]])
+def test_quiet_prints_the_error_and_no_summary_after_it(tmp_path: Path, command: list[str]) -> None:
+    """-q keeps the target line and the errors: a summary after an error is what it drops too."""
+    (tmp_path / "bad.py").write_text("import mindspore\ndef f(:\n")
+    result = CliRunner().invoke(
+        main, [*command, "-q", "--no-cache", "--target-version", "2.10", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'bad.py'}:2: syntax error" in result.stderr
+    assert "checked" not in result.stderr  # the summary line names the files checked
