@@ -219,7 +219,10 @@ def _key() -> bytes:
     """This user's key for the cache's digests, made on first use. Where it cannot be kept (a
     read-only home), a key for this process alone: what it writes is then a miss for the next
     run, never trusted unsigned."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms-migrate"
+    try:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ms-migrate"
+    except (RuntimeError, KeyError):  # no home to be found: a key for this process alone
+        return os.urandom(32)
     path = folder / KEY_FILE
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
