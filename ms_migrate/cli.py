@@ -238,11 +238,12 @@ def _start(
 
 def _written_for(config: Config, target: Version, paths: tuple[Path, ...]) -> Optional[Version]:
     """The release the code was written for: `from-version`, else the project's pin where the
-    target is above it (a 1.10 project upgraded with --target-version 2.10); None if unknown."""
+    target is another release (a 1.10 project upgraded with --target-version 2.10, a 2.8 one
+    downgraded to 1.10); None if unknown."""
     if config.written_for is not None:
         return config.written_for
     detected = detect_target(paths[0] if paths else Path.cwd())
-    if detected is not None and detected.version is not None and detected.version < target:
+    if detected is not None and detected.version is not None and detected.version != target:
         return detected.version
     return None
 

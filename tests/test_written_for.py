@@ -109,3 +109,11 @@ def test_upgrade_from_the_pin_writes_the_old_default_and_reports_the_mode(projec
     # A second run from the same pin finds nothing more to change.
     again = _run(project, "upgrade", "--no-cache", "--target-version", "2.10", "probe.py")
     assert (project / "probe.py").read_text() == text, again.stderr
+
+
+def test_downgrading_a_2x_project_measures_from_its_pin(project: Path) -> None:
+    (project / "requirements.txt").write_text("mindspore==2.8.0\n")
+    done = _run(project, "downgrade", "--no-cache", "--target-version", "1.10", "probe.py")
+    assert done.returncode in (0, 1), done.stderr
+    assert "code written for MindSpore 2.8" in done.stderr
+    assert "model.train(1, dataset, dataset_sink_mode=False)" in (project / "probe.py").read_text()
