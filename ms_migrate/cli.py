@@ -128,9 +128,13 @@ def _resolve_target(
     err: Stream,
     needs_target: bool = False,
     reads_only: bool = False,
-) -> tuple[Version, str]:
+    from_version: Optional[Version] = None,
+) -> tuple[Version, str, Optional[Version]]:
     """The version to write code for: --target-version, else the project's lowest allowed one,
     else the default (unless ``needs_target``: downgrade's default would leave every file as is).
+    Also the release the code is written for (``from_version``, else the pin where the target is
+    another release, as a 1.10 project upgraded to 2.10 or a 2.8 one downgraded to 1.10), which
+    the rules for a change of meaning measure from: None where nothing says it.
 
     The tool never writes code that a version the project allows cannot run, so a pin without a
     lower bound needs --target-version to write anything; what only reads (``reads_only``:
@@ -139,7 +143,7 @@ def _resolve_target(
     allowed warns. A
     bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
     newer than the newest known is taken, with a warning: the tables read it as the newest known.
-    Returns the version and how it was found (for --format json and SARIF).
+    Returns the version, how it was found (for --format json and SARIF), and the written-for release.
     """
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
     if explicit is not None:
@@ -181,7 +185,10 @@ def _resolve_target(
             f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
             f"using what it knows of {newest}"
         )
-    return target, source
+    written_for = from_version
+    if written_for is None and detected is not None and detected.version not in (None, target):
+        written_for = detected.version
+    return target, source, written_for
 
 
 def _start(
@@ -213,10 +220,12 @@ def _start(
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
     # Even with -q: the target decides what is written, so a run never hides which one it chose.
-    target, source = _resolve_target(explicit, paths, err, needs_target, reads_only)
+    target, source, written_for = _resolve_target(
+        explicit, paths, err, needs_target, reads_only, config.written_for
+    )
     if source == "explicit":
         source = "--target-version" if target_version is not None else f"{config.source}: target-version"
-    config = dataclasses.replace(config, written_for=_written_for(config, target, paths))
+    config = dataclasses.replace(config, written_for=written_for)
     if config.written_for is not None and config.written_for != target:
         # What MS222/MS223 measure from: said once, as the target is.
         err.print(f"code written for MindSpore {config.written_for}: changes of meaning since are reported")
@@ -234,18 +243,6 @@ def _start(
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}")
     return target, files, summary, config, source
-
-
-def _written_for(config: Config, target: Version, paths: tuple[Path, ...]) -> Optional[Version]:
-    """The release the code was written for: `from-version`, else the project's pin where the
-    target is another release (a 1.10 project upgraded with --target-version 2.10, a 2.8 one
-    downgraded to 1.10); None if unknown."""
-    if config.written_for is not None:
-        return config.written_for
-    detected = detect_target(paths[0] if paths else Path.cwd())
-    if detected is not None and detected.version is not None and detected.version != target:
-        return detected.version
-    return None
 
 
 def _stdin_name(paths: tuple[Path, ...], stdin_filename: Optional[Path]) -> Optional[Path]:

@@ -17,7 +17,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ms_migrate.data import rules_path
 from ms_migrate.versions import Version
@@ -86,6 +86,19 @@ class ApiFacts:
         """Those releases as a message says them: "1.7-1.10", "2.8", or "none checked"."""
         found = self.probe_releases(name, answer)
         return f"{found[0]}-{found[-1]}" if len(found) > 1 else str(found[0]) if found else "none checked"
+
+    def change(
+        self, name: str, written_for: Optional[Version], target: Version, known: Callable[[Any], bool]
+    ) -> Optional[tuple[Any, Any]]:
+        """(the answer of ``written_for``'s releases, the target's) to the probe ``name`` where
+        both are ``known`` answers and differ: a change of meaning between the release the code
+        is written for and the target. None where it is unknown or nothing changed."""
+        if written_for is None:
+            return None
+        old, new = self.probe(name, written_for), self.probe(name, target)
+        if not known(old) or not known(new) or old == new:
+            return None
+        return old, new
 
     def around(self, target: Version) -> tuple[Version, ...]:
         """The releases checked that stand for ``target``: itself, or the two either side of it."""

@@ -62,7 +62,7 @@ def _signature(path: Path, baseline: Optional[Path]) -> Signature:
 
 def read_settings(path: Path) -> Settings:
     """The settings `check --stdin-filename PATH -` runs under (the target as it resolves it)."""
-    from ms_migrate.cli import _resolve_target, _written_for  # one resolution for every front end
+    from ms_migrate.cli import _resolve_target  # one resolution of the target for every front end
 
     try:
         config = load_config(path)
@@ -70,10 +70,13 @@ def read_settings(path: Path) -> Settings:
         return Settings(NO_CONFIG, default_target(), problem=str(error))
     try:
         quiet = Stream(stderr=True, quiet=True)
-        target, _ = _resolve_target(config.target_version, (path,), quiet, reads_only=True)
+        resolved = _resolve_target(
+            config.target_version, (path,), quiet, reads_only=True, from_version=config.written_for
+        )
     except click.UsageError as error:
         return Settings(config, default_target(), problem=error.format_message())
-    config = dataclasses.replace(config, written_for=_written_for(config, target, (path,)))
+    target, _, written_for = resolved
+    config = dataclasses.replace(config, written_for=written_for)
     if config.baseline is None:
         return Settings(config, target)
     try:

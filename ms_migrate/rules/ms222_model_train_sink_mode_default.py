@@ -99,11 +99,12 @@ class ModelTrainSinkModeDefault(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         facts = api_facts()
-        if facts is None or ctx.written_for is None:
+        changed = facts and facts.change(
+            PROBE, ctx.written_for, ctx.target, lambda answer: isinstance(answer, bool)
+        )
+        if not changed:
             return
-        old, new = facts.probe(PROBE, ctx.written_for), facts.probe(PROBE, ctx.target)
-        if not isinstance(old, bool) or not isinstance(new, bool) or old == new:
-            return
+        old, new = changed
         lines = source_lines(ctx.text)
         models = InstancesOf(ctx, MODEL)
         for call in ctx.calls:

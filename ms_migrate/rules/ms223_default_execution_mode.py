@@ -92,11 +92,10 @@ class DefaultExecutionMode(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         facts = api_facts()
-        if facts is None or ctx.written_for is None:
+        changed = facts and facts.change(PROBE, ctx.written_for, ctx.target, lambda answer: answer in MODES)
+        if not changed:
             return
-        old, new = facts.probe(PROBE, ctx.written_for), facts.probe(PROBE, ctx.target)
-        if old not in MODES or new not in MODES or old == new:
-            return
+        old, new = changed
         guard = _main_guard(ctx.tree)
         if guard is None or next(ctx.calls_to(TRAINING), None) is None:
             return

@@ -20,6 +20,7 @@ from ms_migrate.releases import api_facts
 from ms_migrate.rules.base import Example, Examples, Rule
 
 PROBE = "BatchNorm moving variance"  # rules/releases/api.json: run on each release
+ANSWERS = ("biased", "unbiased")
 BATCH_NORMS = tuple(
     f"{module}.{name}"
     for module in ("mindspore.nn", "mindspore.nn.layer.normalization")
@@ -64,11 +65,10 @@ class BatchNormMovingVariance(Rule):
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
         facts = api_facts()
-        if facts is None or ctx.written_for is None:
+        changed = facts and facts.change(PROBE, ctx.written_for, ctx.target, ANSWERS.__contains__)
+        if not changed:
             return
-        old, new = facts.probe(PROBE, ctx.written_for), facts.probe(PROBE, ctx.target)
-        if old not in ("biased", "unbiased") or new not in ("biased", "unbiased") or old == new:
-            return
+        old, new = changed
         layers: list[ast.Call] = list(ctx.calls_to(BATCH_NORMS))
         if not layers:
             return
