@@ -80,6 +80,18 @@ class FileContext:
 
         return list(walk(self.tree))
 
+    def nodes_naming(self, words: Collection[str]) -> list[ast.AST]:
+        """The nodes of ``nodes``, in its order, whose lines hold one of ``words`` as a word (and
+        the positionless nodes on the way to them, such as ``arguments``). A rule that looks for a
+        few names walks the statements that spell them, not the whole file; every ancestor of a
+        node returned is returned too."""
+        from ms_migrate.analysis.walk import lines_matching, walk_lines
+
+        if not words:
+            return []
+        pattern = re.compile(r"\b(?:{})\b".format("|".join(sorted(map(re.escape, words)))))
+        return [node for node, _ in walk_lines(self.tree, lines_matching(self.text, pattern))]
+
     @cached_property
     def calls(self) -> list[ast.Call]:
         """Every call of ``tree``, in ``walk`` order."""
@@ -116,7 +128,10 @@ class FileContext:
         spellings = {name.rpartition(".")[2] for name in qualified}
         imports = self.resolver.imports.items()
         spellings.update(name for name, binding in imports if binding.qualified in qualified)
-        for call in self.calls:
+        calls = self.calls if "calls" in self.__dict__ else self.nodes_naming(spellings)
+        for call in calls:
+            if not isinstance(call, ast.Call):
+                continue
             func = call.func
             spelled = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if spelled in spellings and self.qualified_name(func) in qualified:

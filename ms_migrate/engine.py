@@ -7,6 +7,7 @@ fixes are text edits. A file that no selected rule's prefilter matches is never 
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -74,22 +75,23 @@ def run_rules(
     MSR099 says why. Raises ParseFailure for text that Python
     rejects or that is too deep to process.
     """
-    applicable = [rule for rule in rules if rule.applies_to(text, target)]
+    applicable = [rule for rule in rules if rule.selected_for(text, target, written_for)]
     if not applicable:
         return FileResult(text)
     project = project or ProjectIndex()
     declined = frozenset(declined)
     context = _context(text, target, path, project, fix, declined, compiled=False, written_for=written_for)
     diagnostics = _collect(context, applicable)
-    if diagnostics:
-        # Only a file with findings is compiled: what parses but compiles in no Python (`break`
-        # outside a loop) is then the user's syntax error, not a rewrite that failed. Found in
-        # every file, it cost a fifth of the run over a model zoo; ast.parse still runs on all.
+    if any(item.fix is not None for item in diagnostics):
+        # Only a file with a fix to make (or, reporting, to offer) is compiled: what parses but
+        # compiles in no Python (`break` outside a loop) is then the user's syntax error, not a
+        # rewrite that failed. Elsewhere Python's parse is the syntax check, as ruff's is. Every
+        # file with a finding compiled cost a tenth of `check` over a model zoo.
         check_compiles(context.tree)
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
         chosen = [item for item in diagnostics if item.fix in fixes]
-        return FileResult(text, _superseded_dropped(diagnostics, chosen, _applied(text, fixes)[1][0]))
+        return FileResult(text, _superseded_dropped(diagnostics, chosen, _first_stage(text, fixes)[0]))
     if not fixes:
         return FileResult(text, diagnostics)
     new_text, stages = _applied(text, fixes)
@@ -134,7 +136,7 @@ def _fix_loop(
     kept."""
     later: Counter[str] = Counter()
     for _ in range(MAX_PASSES - 1):
-        applicable = [rule for rule in rules if rule.applies_to(text, target)]
+        applicable = [rule for rule in rules if rule.selected_for(text, target, written_for)]
         moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
         try:
             context = _context(text, target, path, project, declined=moved, written_for=written_for)
@@ -327,26 +329,43 @@ def _applied(text: str, fixes: Sequence[Fix]) -> tuple[str, list[tuple[Edit, ...
     edits of each stage, each on the text the one before left. The first stage is in ``text``'s
     positions: the fixes' edits (one that several fixes share, such as the attribute two sites of
     one Cell both use, once) and the imports they left unused; the second adds the imports."""
-    edits = _merged([edit for item in fixes for edit in item.edits])
-    new_text = apply_edits(text, edits)
-    unused = [name for item in fixes for name in item.unused]
+    edits, new_text, after = _first_stage(text, fixes)
     needed = [name for item in fixes for name in item.imports]
-    if not unused and not needed:
+    if not needed:
         return new_text, [edits]
     try:
-        after = parse_ast(new_text)
+        after = after or parse_ast(new_text)
     except SyntaxError:
         return new_text, [edits]  # validation says why
-    removals = removal_edits(text, parse_ast(text), unused, loaded_names(after))
-    removals = tuple(edit for edit in removals if not _overlaps(edit, list(edits)))
-    if removals:
-        edits += removals
-        new_text = apply_edits(text, edits)
-        after = parse_ast(new_text)
     additions = addition_edits(new_text, after, needed)
     if not additions:
         return new_text, [edits]
     return apply_edits(new_text, additions), [edits, additions]
+
+
+def _first_stage(text: str, fixes: Sequence[Fix]) -> tuple[tuple[Edit, ...], str, Optional[ast.Module]]:
+    """The first stage of ``_applied``: its edits, the text they make, and that text's tree where
+    finding the imports left unused parsed it. All that a report (no ``fix``) needs: which text
+    the fixes would rewrite or delete."""
+    edits = _merged([edit for item in fixes for edit in item.edits])
+    new_text = apply_edits(text, edits)
+    unused = [name for item in fixes for name in item.unused]
+    if not unused:
+        return edits, new_text, None
+    try:
+        after = parse_ast(new_text)
+    except SyntaxError:
+        return edits, new_text, None
+    removals = removal_edits(text, parse_ast(text), unused, loaded_names(after))
+    removals = tuple(edit for edit in removals if not _overlaps(edit, list(edits)))
+    if not removals:
+        return edits, new_text, after
+    edits += removals
+    new_text = apply_edits(text, edits)
+    try:
+        return edits, new_text, parse_ast(new_text)
+    except SyntaxError:
+        return edits, new_text, None
 
 
 def _line_after_stages(line: int, stages: Sequence[tuple[Edit, ...]]) -> int:
@@ -381,7 +400,7 @@ def _validate(
         context = _context(new_text, target, path, project, declined=declined, written_for=written_for)
     except ParseFailure as error:
         return f"output does not compile: {error.message} (line {error.line})"
-    applicable = [rule for rule in rules if rule.applies_to(new_text, target)]
+    applicable = [rule for rule in rules if rule.selected_for(new_text, target, written_for)]
     try:
         again = _collect(context, applicable)
     except ParseFailure as error:

@@ -254,9 +254,13 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _any_applies(rules: Sequence[Rule], target: Version) -> Callable[[str], bool]:
-    """``lambda text: any(rule.applies_to(text, target) for rule in rules)``, with the targets
-    checked once and each token once; a rule with its own ``applies_to`` is asked itself."""
+def _any_applies(
+    rules: Sequence[Rule], target: Version, written_for: Optional[Version] = None
+) -> Callable[[str], bool]:
+    """``lambda text: any(rule.selected_for(text, target, written_for) for rule in rules)``, with
+    the targets checked once and each token once; a rule with its own ``applies_to`` is asked
+    itself."""
+    rules = [rule for rule in rules if written_for is not None or not rule.compares_releases]
     own = [rule for rule in rules if type(rule).applies_to is not Rule.applies_to]
     on_target = [rule for rule in rules if rule not in own and target in rule.targets]
     if any(not rule.prefilter for rule in on_target):
@@ -425,13 +429,13 @@ class _Run:
         as one test of the tokens they all look for (every file of the run takes it)."""
         rules = tuple(self._rules_on_target if not self.config.per_file_ignores else self._rules(path))
         if rules not in self._prefilters:
-            self._prefilters[rules] = _any_applies(rules, self.target)
+            self._prefilters[rules] = _any_applies(rules, self.target, self.config.written_for)
         return self._prefilters[rules]
 
     def reads_the_project(self, source: sources.SourceFile) -> bool:
         """Whether a rule that asks about other files of the run applies to this one."""
         return any(
-            rule.reads_the_project and rule.applies_to(source.text, self.target)
+            rule.reads_the_project and rule.selected_for(source.text, self.target, self.config.written_for)
             for rule in self._rules(source.path)
         )
 

@@ -124,3 +124,47 @@ def test_the_depth_limit_counts_the_nodes_the_walk_leaves_out() -> None:
         assert _depth(tree) == _depth_of_every_node(tree), text[:80]
         compared += 1
     assert compared > 100
+
+
+def _spans(node: ast.AST, lines: set[int]) -> bool:
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    decorators = getattr(node, "decorator_list", [])
+    start = min([start, *(item.lineno for item in decorators)])
+    return any(start <= line <= (node.end_lineno or start) for line in lines)  # type: ignore[attr-defined]
+
+
+def _reached(node: ast.AST, tree: ast.AST, parents: dict[ast.AST, ast.AST], lines: set[int]) -> bool:
+    while node is not tree:
+        if not _spans(node, lines):
+            return False
+        node = parents[node]
+    return True
+
+
+@pytest.mark.parametrize("every", [1, 3, 17])
+def test_the_walk_by_lines_is_the_walk_pruned_where_no_line_is_spanned(every: int) -> None:
+    """walk_lines yields, in walk order and with each node's parent, exactly the nodes whose
+    whole chain of ancestors spans one of the lines; so every ancestor of a node it yields."""
+    for text in _texts():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue  # the fixtures of bad input
+        lines = sorted(range(1, text.count("\n") + 2, every))
+        parents = {child: node for node in walk(tree) for child in child_nodes(node)}
+
+        pairs = list(walking.walk_lines(tree, lines))
+        expected = [node for node in walk(tree) if _reached(node, tree, parents, set(lines))]
+        assert [node for node, _ in pairs] == expected
+        assert all(parent is parents.get(node) for node, parent in pairs)
+
+
+def test_the_lines_a_pattern_matches_are_counted_as_ast_counts_them() -> None:
+    import re
+
+    text = "a = 1\nb = set_device(0)\n\nc = 'set_device'; set_device(1)\r\nd = 2\n"
+    assert walking.lines_matching(text, re.compile(r"\bset_device\b")) == [2, 4]
+    # A bare carriage return ends a line for Python: every line is given, none is missed.
+    assert walking.lines_matching("a\rb = set_device\n", re.compile("set_device")) == [1, 2, 3]

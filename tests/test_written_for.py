@@ -117,3 +117,20 @@ def test_downgrading_a_2x_project_measures_from_its_pin(project: Path) -> None:
     assert done.returncode in (0, 1), done.stderr
     assert "code written for MindSpore 2.8" in done.stderr
     assert "model.train(1, dataset, dataset_sink_mode=False)" in (project / "probe.py").read_text()
+
+
+def test_a_file_only_a_change_of_meaning_rule_could_flag_is_not_parsed_without_a_release(
+    tmp_path: Path,
+) -> None:
+    """MS222-MS224 compare the release the code is written for with the target: where the run
+    does not know that release, a file only their prefilters match is never parsed for them."""
+    from ms_migrate import parsing
+    from ms_migrate.engine import migrate_text
+    from ms_migrate.versions import Version
+
+    text = "if __name__ == '__main__':\n    print(1)\n"  # MS223's prefilter, and nothing else's
+    before = parsing.prechecks
+    assert migrate_text(text, Version(2, 10)).diagnostics == []
+    assert parsing.prechecks == before
+    migrate_text(text, Version(2, 10), written_for=Version(1, 10))
+    assert parsing.prechecks == before + 1

@@ -13,9 +13,11 @@ expr_context ctx)`), and the children come back as a list.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Optional
 
 # Grammar types whose values are never nodes, and the node types no rule walks to.
 _NOT_NODES = frozenset({"identifier", "string", "constant", "int"})
@@ -85,3 +87,43 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         node = queue.popleft()
         queue.extend(child_nodes(node))
         yield node
+
+
+def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
+    """The lines (from 1, as ``ast`` counts them) where ``pattern`` matches ``text``, in order.
+    Only a line feed ends a line here: a text with bare carriage returns gets every line."""
+    if "\r" in text.replace("\r\n", ""):
+        return list(range(1, text.count("\r") + text.count("\n") + 2))
+    found: list[int] = []
+    line, position = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _holds_a_line(node: ast.AST, lines: Sequence[int]) -> bool:
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True  # arguments, comprehensions and the like: their parts have positions
+    if isinstance(node, _DECORATED) and node.decorator_list:
+        start = min(start, *(decorator.lineno for decorator in node.decorator_list))
+    index = bisect.bisect_left(lines, start)
+    return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or start)
+
+
+def walk_lines(node: ast.AST, lines: Sequence[int]) -> Iterator[tuple[ast.AST, Optional[ast.AST]]]:
+    """(node, the node that holds it) for each node of ``walk(node)`` whose lines take in one of
+    ``lines`` (sorted), breadth first: what spans none of them is never entered. Every ancestor of
+    a node yielded is yielded before it, so the pairs are its parents as far as it needs them.
+    A rule that looks for a few words walks only the statements that hold them."""
+    queue: deque[tuple[ast.AST, Optional[ast.AST]]] = deque([(node, None)])
+    while queue:
+        current, parent = queue.popleft()
+        yield current, parent
+        queue.extend((child, current) for child in child_nodes(current) if _holds_a_line(child, lines))

@@ -104,6 +104,10 @@ class Rule:
     # results of the old spelling on its last release and the new one on the target
     # (rules/releases/proofs.json). `upgrade --verify` takes these as proven and runs the rest.
     release_fix: ClassVar[bool] = False
+    # Whether the rule compares the release the code is written for with the target (a change
+    # of meaning): without FileContext.written_for it has nothing to say, and a run that does not
+    # know that release never parses a file for it alone.
+    compares_releases: ClassVar[bool] = False
     reasons: ClassVar[dict[str, Reason]] = {}  # why a site is left alone, by code
     notes: ClassVar[dict[str, Note]] = {}  # what to know about a fixed site, by code
     examples: ClassVar[Examples] = Examples()
@@ -117,6 +121,11 @@ class Rule:
         """What people call the rule (`ms-migrate explain empty-weights`), as ruff names its rules:
         the class name in kebab case, which is also its module's name after the code."""
         return _KEBAB_BREAK.sub("-", type(self).__name__).lower()
+
+    def selected_for(self, text: str, target: Version, written_for: Optional[Version]) -> bool:
+        """Whether a run on ``target`` of code written for ``written_for`` parses ``text`` for
+        this rule: its prefilter matches, and it has a release to compare where it needs one."""
+        return (written_for is not None or not self.compares_releases) and self.applies_to(text, target)
 
     def applies_to(self, text: str, target: Version) -> bool:
         if target not in self.targets:

@@ -21,7 +21,7 @@ from ms_migrate.analysis.names import (
     found_after,
     module_reference,
 )
-from ms_migrate.analysis.walk import child_nodes
+from ms_migrate.analysis.walk import child_nodes, lines_matching, walk_lines
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
@@ -142,6 +142,7 @@ class _Finder:
         self._tensors: dict[int, set[str]] = {}
         self._tensor_candidates: dict[str, bool] = {}
         self._device_facts: Optional[tuple[int, Optional[ast.Call], bool]] = None
+        self._device_parents: dict[ast.AST, ast.AST] = {}  # of the nodes _device_settings walked
 
     # --- what is reported --------------------------------------------------------------------
 
@@ -286,7 +287,7 @@ class _Finder:
     def _device_pair(self, statement: ast.AST) -> Optional[tuple[ast.stmt, ast.stmt]]:
         """(the call that sets the target, the statement right after it that sets the id: the
         call, or an `if` around it) when ``statement`` is either of them."""
-        parents = self.ctx.parents
+        parents = self._device_parents
         if device_id_only(statement) is not None:
             owner = parents.get(statement)
             then = owner if isinstance(owner, ast.If) and owner.body[0] is statement else statement
@@ -305,16 +306,27 @@ class _Finder:
         the first inside a loop, whether they lie on exclusive paths), computed once."""
         if self._device_facts is None:
             calls = self._device_settings()
-            looped = next((call for call in calls if in_loop(self.ctx.parents, call)), None)
-            exclusive = len(calls) > 1 and looped is None and exclusive_paths(self.ctx.parents, calls)
+            looped = next((call for call in calls if in_loop(self._device_parents, call)), None)
+            exclusive = len(calls) > 1 and looped is None and exclusive_paths(self._device_parents, calls)
             self._device_facts = (len(calls), looped, exclusive)
         return self._device_facts
 
     def _device_settings(self) -> list[ast.Call]:
-        """The calls in the file that set the device: set_context with a device key, set_device."""
+        """The calls in the file that set the device: set_context with a device key, set_device.
+        Only the statements on a line that names a device key or set_device (or what an import
+        binds it to) are walked; ``_device_parents`` gets their nodes' parents."""
+        aliases = [
+            name
+            for name, binding in self.resolver.imports.items()
+            if binding.qualified == "mindspore.set_device"
+        ]
+        words = "|".join(re.escape(word) for word in {*DEVICE_KEYS, "set_device", *aliases})
+        lines = lines_matching(self.ctx.text, re.compile(rf"\b(?:{words})\b"))
         calls = []
-        for node in self.ctx.calls:
-            if not (node.keywords or node.args):
+        for node, parent in walk_lines(self.tree, lines):
+            if parent is not None:
+                self._device_parents[node] = parent
+            if not isinstance(node, ast.Call) or not (node.keywords or node.args):
                 continue
             called = self._unscoped_name(node.func)
             if called == "mindspore.set_device" or (

@@ -132,6 +132,16 @@ class Missing:
         return frozenset(self.spellings)
 
     def may_hold(self, text: str) -> bool:
+        # The runner's prefilter and then the engine ask this of each file: the answer is kept
+        # for the last text (compared by identity first: it is the same string).
+        last = _last_answer.get(self.target)
+        if last is not None and (last[0] is text or last[0] == text):
+            return last[1]
+        answer = self._may_hold(text)
+        _last_answer[self.target] = (text, answer)
+        return answer
+
+    def _may_hold(self, text: str) -> bool:
         tokens = set(_IDENTIFIER.findall(text))
         return any(
             any(parts <= tokens for parts in self.spellings[word]) and _referenced(word).search(text)
@@ -140,6 +150,7 @@ class Missing:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
 
 
 @cache
@@ -158,13 +169,16 @@ def missing_at(target: Version) -> Optional[Missing]:
     facts = api_facts()
     if facts is None:
         return None
-    modules = frozenset(module for module in facts.modules if facts.has_module(module, target) is False)
+    # facts.has_module / has_name, asked of every name at once: each process starts with this.
+    around = facts.around(target)
+    present = {module for module, releases in facts.modules.items() if not releases.isdisjoint(around)}
+    modules = frozenset(facts.modules.keys() - present)
     names = frozenset(
         name
-        for name in facts.names
-        if name not in HANDLED_ELSEWHERE
-        and facts.has_name(name, target) is False
-        and facts.has_module(name.rpartition(".")[0], target)
+        for name, releases in facts.names.items()
+        if releases.isdisjoint(around)
+        and name not in HANDLED_ELSEWHERE
+        and name.rpartition(".")[0] in present
     )
     spellings: dict[str, set[frozenset[str]]] = {}
     for dotted in (*modules, *names):

@@ -61,6 +61,7 @@ class ModelTrainSinkModeDefault(Rule):
     release_fix = True
     severity = Severity.WARNING
     prefilter = (".train(",)
+    compares_releases = True
     examples = Examples(
         valid=(
             Example(_SCRIPT, written_for="2.7"),

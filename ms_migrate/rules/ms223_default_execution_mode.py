@@ -68,6 +68,7 @@ class DefaultExecutionMode(Rule):
     kind = "lint"
     severity = Severity.WARNING
     prefilter = ("__main__",)
+    compares_releases = True
     examples = Examples(
         valid=(
             Example(_SCRIPT),  # nothing says which release it was written for

@@ -54,6 +54,7 @@ class BatchNormMovingVariance(Rule):
     kind = "lint"
     severity = Severity.WARNING
     prefilter = ("BatchNorm",)
+    compares_releases = True
     examples = Examples(
         valid=(
             Example(_NET),  # nothing says which release it was written for
