@@ -27,10 +27,10 @@ example: $(VENV)/.core-installed
 	cp -r examples/legacy_project $(EXAMPLE_OUT)/legacy_project
 	@echo "== preview (nothing written; exit 1 means changes are pending) =="
 	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade --dry-run legacy_project; test $$? -eq 1
-	@echo "== apply =="
-	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade legacy_project
-	@echo "== run again: nothing left to do (exit 0) =="
-	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade --dry-run legacy_project
+	@echo "== apply (exit 1: the findings listed have no exact fix and remain for a human) =="
+	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade legacy_project; test $$? -le 1
+	@echo "== run again: nothing left to change (no diff; still exit 1 for what remains) =="
+	cd $(EXAMPLE_OUT) && ../$(BIN)/ms-migrate upgrade --dry-run legacy_project; test $$? -le 1
 	@echo "== result: $(EXAMPLE_OUT)/legacy_project/src/train.py =="
 	@sed -n '/^class TrainOneStepCell/,/return loss/p' $(EXAMPLE_OUT)/legacy_project/src/train.py
 

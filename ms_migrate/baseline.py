@@ -21,7 +21,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -81,6 +81,8 @@ def dumps(findings: Iterable[Finding], folder: Path, target: str, kept: Optional
 class Baseline:
     folder: Path
     counts: Counter[Key]
+    # What ``take`` has not matched yet, over the files of a run so far.
+    _left: Optional[Counter[Key]] = field(default=None, repr=False, compare=False)
 
     @classmethod
     def loads(cls, text: str, folder: Path, where: str) -> Baseline:
@@ -111,6 +113,26 @@ class Baseline:
         src/ --write-baseline`) did not look at, and so keeps as they were."""
         names = {relative_path(path, self.folder) for path in read}
         return Counter({entry: count for entry, count in self.counts.items() if entry[0] not in names})
+
+    def take(self, findings: Sequence[Finding], keep: bool = True) -> list[bool]:
+        """Whether each of ``findings`` is in the baseline, the first ones of a key being the
+        baseline's, as ``new_findings`` decides; the entries matched stay taken for the next call
+        (`upgrade` asks once per file), unless not ``keep`` (a look ahead)."""
+        if self._left is None:
+            self._left = Counter(self.counts)
+        left = self._left if keep else Counter(self._left)
+        taken = []
+        for finding in findings:
+            found = key(finding, self.folder)
+            taken.append(left[found] > 0)
+            if taken[-1]:
+                left[found] -= 1
+        return taken
+
+    @property
+    def untaken(self) -> int:
+        """How many entries ``take`` has matched nothing to: fixed since the baseline was written."""
+        return sum((self.counts if self._left is None else self._left).values())
 
     def new_findings(self, findings: Sequence[Finding]) -> tuple[list[int], int]:
         """The positions in ``findings`` of those not in the baseline (the first ones of a key

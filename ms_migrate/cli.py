@@ -18,7 +18,7 @@ import os
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -31,7 +31,7 @@ from ms_migrate.baseline import dumps as baseline_dumps
 from ms_migrate.cache import DIRECTORY, cache_directory
 from ms_migrate.codes import all_notes, all_reasons, registry
 from ms_migrate.config import Config, ConfigError, load_config
-from ms_migrate.diagnostics import source_lines
+from ms_migrate.diagnostics import Diagnostic, source_lines
 from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
 from ms_migrate.migration_report import ReportFile, RunFacts, verified_rows
 from ms_migrate.migration_report import render as render_report
@@ -453,6 +453,19 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
             metavar="FILE",
             help="Write the findings to FILE (in --format) instead of showing them.",
         ),
+        click.option(
+            "--baseline",
+            "baseline_file",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Leave the findings in this baseline alone: not shown, not counted, their sites not "
+            "rewritten (default: `baseline` in [tool.ms-migrate]).",
+        ),
+        click.option(
+            "--exit-zero",
+            is_flag=True,
+            help="Exit 0 even when findings remain (2 still on errors, 1 for --dry-run's pending changes).",
+        ),
     ]
 
     def apply(command: Callable[..., None]) -> Callable[..., None]:
@@ -506,13 +519,19 @@ def _migrate(
     shard: Optional[Shard],
     report_file: Optional[Path],
     stdin_filename: Optional[Path],
+    baseline_file: Optional[Path],
+    exit_zero: bool,
 ) -> None:
-    """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade."""
+    """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade. Exit 1 when
+    findings remain (as `ruff check --fix`), or under --dry-run when changes are pending."""
     stdin = _stdin_name(paths, stdin_filename)
     if stdin is not None:
-        if verify or interactive or report_file or max_changes or shard:
-            raise click.UsageError("stdin (`-`) takes no --verify, -i, --report, --max-changes or --shard")
-        _migrate_stdin(kinds, stdin, dry_run, target_version, quiet, select, ignore_codes, fmt, output_file)
+        if verify or interactive or report_file or max_changes or shard or baseline_file:
+            raise click.UsageError(
+                "stdin (`-`) takes no --verify, -i, --report, --max-changes, --shard or --baseline"
+            )
+        settings = (dry_run, target_version, quiet, select, ignore_codes, fmt, output_file, exit_zero)
+        _migrate_stdin(kinds, stdin, *settings)
     if allow_unverified and not verify:
         raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
     if interactive and (dry_run or fmt != "text"):
@@ -525,6 +544,7 @@ def _migrate(
         paths, target_version, exclude, err, select, ignore_codes, needs_target
     )
     files, every_file = _sharded(files, summary, shard)
+    baseline = _read_baseline(baseline_file or config.baseline)
     if not dry_run:
         leftovers = sources.clean_up_leftovers(paths)
         for stale in leftovers.removed:
@@ -537,9 +557,9 @@ def _migrate(
             )
             summary.errors += 1
     verify_exit = EXIT_OK
-    # --interactive writes after asking, and --max-changes while it has changes left, here;
-    # otherwise the runner writes as results arrive.
-    write = not dry_run and not interactive and max_changes is None
+    # --interactive writes after asking, --max-changes while it has changes left, and a baseline
+    # once its sites are left out, here; otherwise the runner writes as results arrive.
+    write = not dry_run and not interactive and max_changes is None and baseline is None
     statuses: list[FileStatus] = []
     reported: list[ReportFile] = []
     changes_left = max_changes
@@ -564,6 +584,11 @@ def _migrate(
                 if outcome.error:
                     summary.errors += 1
                     err.print(one_line(outcome.error))
+                in_baseline: frozenset[int] = frozenset()
+                if baseline is not None:
+                    settings = _Settings(target, config, kinds, verify and not allow_unverified)
+                    in_baseline = _leave_baselined(err, outcome, baseline, settings)
+                    summary.in_baseline += len(in_baseline)
                 pending = False
                 if changes_left is not None and outcome.changed and not outcome.held_back:
                     if changes_left == 0:
@@ -574,10 +599,12 @@ def _migrate(
                         changes_left -= 1
                         if not dry_run and not interactive:
                             write_outcome(outcome)
+                elif baseline is not None and outcome.changed and not outcome.held_back and not dry_run:
+                    write_outcome(outcome)
                 # A rewrite --verify held back is still shown: the preview says what failed.
                 if dry_run and outcome.changed and not pending and fmt == "text":
                     print_diff(out, unified_diff(display, outcome.before, outcome.after))
-                shown = _migration_records(outcome, display, quiet)
+                shown = _migration_records(outcome, display, quiet, in_baseline)
                 if interactive and outcome.changed and not outcome.held_back:
                     # Each site to convert is shown at its prompt, with its diff: not twice.
                     shown = [record for record in shown if not record.diagnostic.fixable]
@@ -590,7 +617,7 @@ def _migrate(
                 records += shown
                 if verify:
                     verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
-                quit = False
+                quit, declined = False, []
                 if interactive:
                     settings = _Settings(target, config, kinds, verify and not allow_unverified)
                     quit, declined = _ask_and_write(out, err, outcome, settings)
@@ -600,7 +627,9 @@ def _migrate(
                         )
                     summary.left_alone["declined"] += len(declined)
                 landed = _landed(outcome, dry_run)
-                summary.add(outcome.diagnostics, outcome.fixed if landed else 0, landed)
+                kept = [item for index, item in enumerate(outcome.diagnostics) if index not in in_baseline]
+                summary.add(kept, outcome.fixed if landed else 0, landed)
+                summary.remaining += _remaining(kept, landed or outcome.found_written, frozenset(declined))
                 statuses.append(_file_status(outcome, landed))
                 if report_file is not None:
                     reported.append(_report_file(outcome, statuses[-1], landed))
@@ -621,10 +650,14 @@ def _migrate(
         exit_code = EXIT_ERROR
     else:
         pending = dry_run and (summary.files_changed or summary.pending)
-        exit_code = max(verify_exit, EXIT_CHANGES if pending else EXIT_OK)
+        remaining = summary.remaining and not exit_zero
+        exit_code = max(verify_exit, EXIT_CHANGES if pending or remaining else EXIT_OK)
     if fmt != "text" or output_file is not None:
         command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
         run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, paths, dry_run)
+        if baseline is not None:
+            named = str(baseline_file or config.baseline)
+            run = dataclasses.replace(run, baseline=named, in_baseline=summary.in_baseline)
         _emit(render(records, fmt, run), output_file)
     if report_file is not None:
         command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
@@ -639,15 +672,71 @@ def _migrate(
     sys.exit(exit_code)
 
 
-def _migration_records(outcome: FileOutcome, display: str, quiet: bool) -> list[Record]:
-    """What upgrade and downgrade show of a file; with -q only the sites left alone and the
-    findings it could not fix."""
+def _migration_records(
+    outcome: FileOutcome, display: str, quiet: bool, in_baseline: Collection[int] = ()
+) -> list[Record]:
+    """What upgrade and downgrade show of a file: not the findings ``in_baseline`` (positions in
+    its diagnostics); with -q only the sites left alone and the findings it could not fix."""
     reasons, notes = all_reasons(), all_notes()
     return [
         Record(display, outcome.where(item.line), item)
-        for item in outcome.diagnostics
-        if not quiet or item.code in reasons or (item.fix is None and item.code not in notes)
+        for index, item in enumerate(outcome.diagnostics)
+        if index not in in_baseline
+        and (not quiet or item.code in reasons or (item.fix is None and item.code not in notes))
     ]
+
+
+def _remaining(diagnostics: list[Diagnostic], landed: bool, declined: Collection[tuple[str, int]]) -> int:
+    """How many of a file's findings stand after the run (would, previewing): all but the notes
+    and those whose fix reached the file, less the sites --interactive was told to leave."""
+    notes = all_notes()
+    return sum(
+        item.code not in notes
+        and not (landed and item.fix is not None and (item.code, item.line) not in declined)
+        for item in diagnostics
+    )
+
+
+def _leave_baselined(
+    err: Stream, outcome: FileOutcome, baseline: Baseline, settings: _Settings
+) -> frozenset[int]:
+    """The positions of ``outcome``'s diagnostics that ``baseline`` holds; a rewrite of any of
+    their sites is undone (the file migrated again with them declined), so that what a team has
+    accepted stays as it is until it chooses to fix it."""
+    if not outcome.diagnostics:
+        return frozenset()
+    text = outcome.before
+    if not text:  # a worker sends back no text for a file it did not change
+        try:
+            text = sources.read_source(outcome.path).text
+        except sources.SourceError:
+            text = ""
+    lines = source_lines(text)
+    findings = [
+        BaselineFinding(outcome.path, item.code, lines[item.line - 1] if 0 < item.line <= len(lines) else "")
+        for item in outcome.diagnostics
+    ]
+    ahead = baseline.take(findings, keep=False)
+    held = [item for item, taken in zip(outcome.diagnostics, ahead) if taken and item.fix is not None]
+    declined = frozenset((item.code, item.line) for item in held)
+    if declined and outcome.changed and not outcome.held_back:
+        result = migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
+        if result.text != outcome.after and settings.verified_whole and outcome.verification is not None:
+            outcome.held_back = (
+                "--verify proved the whole file's rewrite, not the part outside the baseline "
+                "(add --allow-unverified to write it)"
+            )
+            err.print(f"{outcome.path}: not written: {outcome.held_back}")
+        else:
+            fixed = {(item.code, item.line) for item in result.fixed}
+            outcome.after, outcome.fixed = result.text, result.converted
+            outcome.diagnostics = [
+                item
+                if item.fix is None or (item.code, item.line) in fixed
+                else dataclasses.replace(item, fix=None)
+                for item in outcome.diagnostics
+            ]
+    return frozenset(index for index, held in enumerate(baseline.take(findings)) if held)
 
 
 def _migrate_stdin(
@@ -660,6 +749,7 @@ def _migrate_stdin(
     ignore_codes: tuple[str, ...],
     fmt: str,
     output_file: Optional[Path],
+    exit_zero: bool,
 ) -> None:
     """`upgrade -`: the migrated text on stdout (black's and ruff format's convention), or with
     --dry-run the diff; findings on stderr (or in --output-file); exit codes as for a file."""
@@ -680,7 +770,12 @@ def _migrate_stdin(
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    exit_code = EXIT_ERROR if summary.errors else EXIT_CHANGES if dry_run and outcome.changed else EXIT_OK
+    summary.remaining = _remaining(outcome.diagnostics, outcome.changed, ())
+    if summary.errors:
+        exit_code = EXIT_ERROR
+    else:
+        remaining = summary.remaining and not exit_zero
+        exit_code = EXIT_CHANGES if (dry_run and outcome.changed) or remaining else EXIT_OK
     if fmt != "text" or output_file is not None:
         command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
         statuses = [_file_status(outcome, outcome.changed)]

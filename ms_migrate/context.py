@@ -138,9 +138,10 @@ class FileContext:
                 yield call
 
     @cached_property
-    def suppressions(self) -> dict[int, set[str]]:
-        """Line -> suppressed codes (``ALL`` for a bare ignore) from comments on that line."""
-        found: dict[int, set[str]] = {}
+    def suppression_comments(self) -> list[tuple[int, int, tuple[str, ...], bool]]:
+        """Each suppression comment: (line, its column in characters, the codes it names, upper
+        case; none for a bare ignore, whether it is ms-migrate's own rather than a `# noqa`)."""
+        found: list[tuple[int, int, tuple[str, ...], bool]] = []
         lowered = self.text.lower()
         if "ms-migrate:" not in lowered and "noqa" not in lowered:
             return found  # most files: no need to tokenize
@@ -155,12 +156,17 @@ class FileContext:
                 match = pattern.search(token.string)
                 if match is None:
                     continue
-                codes = match.group("codes")
-                line_codes = found.setdefault(token.start[0], set())
-                if codes:
-                    line_codes |= {code.strip().upper() for code in codes.split(",") if code.strip()}
-                else:
-                    line_codes.add(ALL)
+                listed = (match.group("codes") or "").split(",")
+                codes = tuple(code.strip().upper() for code in listed if code.strip())
+                found.append((token.start[0], token.start[1] + match.start(), codes, pattern is _IGNORE))
+        return found
+
+    @cached_property
+    def suppressions(self) -> dict[int, set[str]]:
+        """Line -> suppressed codes (``ALL`` for a bare ignore) from comments on that line."""
+        found: dict[int, set[str]] = {}
+        for line, _, codes, _ in self.suppression_comments:
+            found.setdefault(line, set()).update(codes or (ALL,))
         return found
 
     def suppressed(self, code: str, line: int) -> bool:

@@ -115,6 +115,8 @@ class Summary:
     left_alone: Counter[str] = field(default_factory=Counter)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): never read
     pending: int = 0  # files whose rewrite --max-changes left for a later run
+    remaining: int = 0  # findings that stand after the run, notes aside (ruff's "remaining")
+    in_baseline: int = 0  # findings the baseline holds: not shown, not counted
 
     def skip(self, path: object, why: str) -> None:
         """A path named on the command line that is not processed: an error of the run."""
@@ -148,4 +150,7 @@ class Summary:
             text += f", {self.pending} more file{'s' * (self.pending != 1)} pending (--max-changes)"
         if self.errors:
             text += f", {self.errors} file{'s' * (self.errors != 1)} could not be processed"
+        text += f"; {self.remaining} finding{'s' * (self.remaining != 1)} remaining"
+        if self.in_baseline:
+            text += f" ({self.in_baseline} more in the baseline)"
         return text

@@ -62,6 +62,9 @@ class FileOutcome:
     written: bool = False
     verification: Optional[VerificationReport] = None  # upgrade --verify only
     held_back: Optional[str] = None  # why a rewrite was not written (failed verification)
+    # The file already held ``after`` when it was to be written: another name of it (a hard
+    # link), or another run, wrote it. Not written here, and yet its fixes are in the file.
+    found_written: bool = False
     locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
     # For the cache: the digest of the bytes the rules ran on (None when the result may not be
     # kept: an error, or an internal error), and what it read of the other files of the run.
@@ -222,6 +225,7 @@ def write_outcome(outcome: FileOutcome) -> None:
     try:
         source = sources.read_source(outcome.path)
         if source.text == outcome.after:
+            outcome.found_written = True
             return  # another run, or another hard link to the file in this run, wrote it already
         if source.text != outcome.before:
             outcome.error = f"{outcome.path}: changed on disk during the run; left unchanged"

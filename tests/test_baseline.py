@@ -205,3 +205,49 @@ def test_ctrl_c_during_check_exits_130(tmp_path: Path, delay: float) -> None:
     err = first + process.stderr.read()
     assert process.wait(timeout=60) == 130, err
     assert "interrupted" in err and "Traceback" not in err and "modernisable sites" not in err
+
+
+def upgrade(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["upgrade", "--no-cache", "--target-version", "2.10", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_upgrade_says_what_remains_and_exits_1_while_findings_remain(tmp_path: Path) -> None:
+    """As `ruff check --fix`: what was fixed is written, what remains is counted and fails the
+    run (the hook's signal), unless --exit-zero; a run with nothing left exits 0."""
+    (tmp_path / "step.py").write_text(LEGACY_STEP, encoding="utf-8")
+    (tmp_path / "old.py").write_text(NOT_FIXABLE, encoding="utf-8")
+    code, out, err = upgrade(str(tmp_path))
+    assert code == 1, err
+    assert "1 site converted" in err and "1 finding remaining" in err
+    assert "MS210" in out and "nn.Momentum" in out
+    assert "value_and_grad" in (tmp_path / "step.py").read_text(encoding="utf-8")
+    assert upgrade("--exit-zero", str(tmp_path))[0] == 0
+    (tmp_path / "old.py").write_text("import mindspore.nn as nn\n", encoding="utf-8")
+    code, _, err = upgrade(str(tmp_path))
+    assert code == 0 and "0 findings remaining" in err, err
+
+
+def test_upgrade_leaves_a_baselined_site_as_it_is_and_does_not_show_it(tmp_path: Path) -> None:
+    """A team that baselined its findings runs the upgrade hook: the accepted sites are neither
+    rewritten nor reprinted, and only what is new is converted and counted."""
+    (tmp_path / "step.py").write_text(LEGACY_STEP, encoding="utf-8")
+    (tmp_path / "old.py").write_text(DEPRECATED + NOT_FIXABLE.split("\n", 1)[1], encoding="utf-8")
+    baseline = tmp_path / "baseline.json"
+    assert check("--write-baseline", str(baseline), str(tmp_path))[0] == 0
+    code, out, err = upgrade("--baseline", str(baseline), "--dry-run", str(tmp_path))
+    assert (code, out) == (0, ""), err
+    assert "0 findings remaining (2 more in the baseline)" in err, err
+    code, out, err = upgrade("--baseline", str(baseline), str(tmp_path))
+    assert (code, out) == (0, ""), err
+    assert (tmp_path / "step.py").read_text(encoding="utf-8") == LEGACY_STEP
+    assert "P.Pack()" in (tmp_path / "old.py").read_text(encoding="utf-8")
+    # A new train step beside the baselined ones is converted; the baselined site in the same
+    # file stays as it was.
+    (tmp_path / "old.py").write_text(DEPRECATED + "\n\n" + LEGACY_STEP.split("\n", 3)[3], encoding="utf-8")
+    code, out, err = upgrade("--baseline", str(baseline), str(tmp_path))
+    text = (tmp_path / "old.py").read_text(encoding="utf-8")
+    assert code == 0, err
+    assert "P.Pack()" in text and "value_and_grad" in text and "GradOperation" not in text
+    assert (tmp_path / "step.py").read_text(encoding="utf-8") == LEGACY_STEP

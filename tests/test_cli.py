@@ -66,7 +66,8 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert snapshot(project) == before
 
     applied = run("upgrade", str(project))
-    assert applied.returncode == 0, applied.stderr
+    # MS210 findings with no replacement remain: exit 1, as `ruff check --fix` with some left.
+    assert applied.returncode == 1 and " findings remaining" in applied.stderr, applied.stderr
     after = snapshot(project)
     assert after != before
     assert after["src/model.py"] == before["src/model.py"]
@@ -75,7 +76,8 @@ def test_dry_run_prints_diff_writes_nothing_then_upgrade_reaches_fixed_point(tmp
     assert "custom_cell.py:10:1: MS101 [*] self.grad from TrainOneStepCell" in applied.stdout
 
     again = run("upgrade", "--dry-run", str(project))
-    assert again.returncode == 0, again.stdout
+    # A fixed point: nothing more to change; the findings with no fix still remain (exit 1).
+    assert again.returncode == 1 and "0 files would change" in again.stderr, again.stdout
     assert again.stdout == ""
     assert snapshot(project) == after
 
@@ -135,7 +137,7 @@ def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_pat
     legacy = (tmp_path / "a.py").read_text()
     args = ["upgrade", "--interactive", "--target-version", "2.8", str(tmp_path)]
     result = CliRunner().invoke(main, args, input="y\nN\nq\n")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the declined site remains
     for name in ("a.py", "b.py", "c.py"):
         path = tmp_path / name
         assert f"+++ {path}" in result.stdout
@@ -156,7 +158,7 @@ def test_interactive_shows_each_rewrite_and_writes_only_what_is_accepted(tmp_pat
 
     # The end of the input is a quit: nothing is written.
     ended = CliRunner().invoke(main, args, input="")
-    assert ended.exit_code == 0 and (tmp_path / "b.py").read_text() == legacy
+    assert ended.exit_code == 1 and (tmp_path / "b.py").read_text() == legacy
     assert "0 files changed (2 checked)" in ended.stderr  # a.py is already done, b.py asked
 
 
@@ -167,7 +169,7 @@ def test_interactive_takes_only_text_output_and_no_dry_run(tmp_path: Path) -> No
         refused = CliRunner().invoke(main, ["upgrade", "-i", *extra, str(tmp_path)])
         assert refused.exit_code == 2 and message in refused.stderr
     accepted = CliRunner().invoke(main, ["upgrade", "-i", "--format", "text", str(tmp_path)], input="n\n")
-    assert accepted.exit_code == 0, accepted.output
+    assert accepted.exit_code == 1 and "1 finding remaining" in accepted.stderr, accepted.output
 
 
 def _declined_by_comment(source: str, line: int) -> str:
@@ -187,7 +189,7 @@ def test_interactive_converts_only_the_accepted_site_of_a_file(
     source = step.read_text()
     args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
     result = CliRunner().invoke(main, args, input=answers)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and "1 finding remaining" in result.stderr, result.output
     # Each site's diff is that site alone: the other class is in neither.
     for number, line in ((1, 14), (2, 30)):
         heading = f"{step}:{line}: MS101 GradOperation(get_by_list=True) -> ms.grad (site {number} of 2)"
@@ -214,13 +216,13 @@ def test_interactive_all_the_rest_and_quit_in_a_file(tmp_path: Path) -> None:
     source = step.read_text()
     args = ["upgrade", "-i", "--no-cache", "--target-version", "2.8", str(step)]
     quit = CliRunner().invoke(main, args, input="q\n")
-    assert quit.exit_code == 0 and quit.stdout.count(PROMPT) == 1
+    assert quit.exit_code == 1 and quit.stdout.count(PROMPT) == 1
     assert step.read_text() == source and "0 files changed (1 checked)" in quit.stderr
     ended = CliRunner().invoke(main, args, input="")  # the end of the input: a quit
-    assert ended.exit_code == 0 and step.read_text() == source
+    assert ended.exit_code == 1 and step.read_text() == source
     # A quit keeps the answers already given in the file (as `git add -p` does).
     first_only = CliRunner().invoke(main, args, input="y\nq\n")
-    assert first_only.exit_code == 0 and step.read_text() == _declined_by_comment(source, 30)
+    assert first_only.exit_code == 1 and step.read_text() == _declined_by_comment(source, 30)
     assert "stopped: the files not yet shown are unchanged" in first_only.stderr
     step.write_text(source)
     rest = CliRunner().invoke(main, args, input="a\n")
@@ -245,7 +247,7 @@ def test_target_version_is_detected_from_requirements(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["upgrade", "--dry-run", str(tmp_path)])
     assert "target MindSpore 1.7 (lowest allowed by requirements.txt: mindspore-gpu==1.7.1)" in result.output
     assert "MSR001" in result.output
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the site left alone remains
 
 
 def test_default_target_is_announced(tmp_path: Path) -> None:
@@ -433,7 +435,8 @@ def test_downgrade_respells_for_1_8_to_1_10_and_reports_what_it_cannot(tmp_path:
     assert "-fn = ms.grad" not in preview.stdout and "MS202 grad() takes no `return_ids=`" in preview.stderr
     applied = run("downgrade", "--target-version", "1.9", str(path))
     again = run("downgrade", "--dry-run", "--target-version", "1.9", str(path))
-    assert applied.returncode == 0 and again.returncode == 0 and again.stdout == ""
+    # The return_ids site remains (MS202): exit 1, and nothing more to change.
+    assert applied.returncode == 1 and again.returncode == 1 and again.stdout == ""
     # Below 1.8 only GradOperation exists: `grad(net)` has an equal one (MS302); the others stay,
     # reported with why (return_ids, and a value_and_grad whose function is not a def here).
     old = tmp_path / "old.py"

@@ -42,7 +42,7 @@ def test_check_select_ms102_reports_its_reason(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "value", "hint"),
     [
-        ("--select", "MS999", "MS209"),
+        ("--select", "MS999", "MS290"),
         ("--ignore", "MSR0999", "MSR099"),
         ("--select", "emty-weights", "empty-weights"),
     ],

@@ -134,7 +134,7 @@ def test_max_changes_rewrites_that_many_files_and_reports_the_rest_pending(tmp_p
     code, _, err = invoke(
         "upgrade", "--no-cache", "--max-changes", "1", "--format", "json", "-o", str(report), str(tmp_path)
     )
-    assert code == 0, err
+    assert code == 1 and "2 findings remaining" in err, err  # those of the files pending
     changed = [name for name in ("a.py", "b.py", "c.py") if (tmp_path / name).read_text() != DEPRECATED]
     assert changed == ["a.py"]
     assert "2 more files pending (--max-changes)" in err
@@ -240,3 +240,16 @@ def test_stdin_is_checked_and_migrated_as_the_file_it_stands_for(tmp_path: Path)
     assert broken.exit_code == 2 and "b.py" in broken.stderr
     mixed = CliRunner().invoke(main, ["check", "-", str(tmp_path)], input=PACK)
     assert mixed.exit_code == 2 and "only path" in mixed.stderr
+
+
+def test_sarif_rules_carry_their_help_and_the_page_they_cite(tmp_path: Path) -> None:
+    """Code scanning shows a rule's help under "Show more" and links its helpUri: the text
+    `ms-migrate explain` prints, and the MindSpore page or release note the rule cites."""
+    (tmp_path / "a.py").write_text(DEPRECATED + "y = 1  # ms-migrate: ignore[MS2100]\n")
+    code, out, _ = invoke("check", "--no-cache", "--format", "sarif", str(tmp_path))
+    rules = {rule["id"]: rule for rule in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
+    assert code == 1 and set(rules) == {"MS210", "MS290"}
+    for rule in rules.values():
+        assert rule["help"]["markdown"] == rule["fullDescription"]["text"] != ""
+        assert rule["helpUri"].startswith("https://") and rule["helpUri"] in rule["help"]["text"]
+    assert rules["MS290"]["helpUri"] == "https://docs.astral.sh/ruff/rules/invalid-rule-code/"

@@ -101,10 +101,11 @@ def test_crash_detection_on_real_processes(tmp_path: Path) -> None:
     assert raised == "upgrade: traceback (exit 1): RuntimeError: boom"
     killed = stress.crash_reason(step("check", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
     assert killed == "check: killed by signal SIGSEGV"
-    assert stress.crash_reason(step("upgrade", "raise SystemExit(1)")) == (
-        "upgrade: exit status 1, which it never uses on purpose"
+    assert stress.crash_reason(step("upgrade", "raise SystemExit(3)")) == (
+        "upgrade: exit status 3, which it never uses on purpose"
     )
     assert stress.crash_reason(step("check", "raise SystemExit(1)")) is None  # check: findings
+    assert stress.crash_reason(step("upgrade", "raise SystemExit(1)")) is None  # findings remain
     assert stress.crash_reason(step("upgrade", "raise SystemExit(2)")) is None  # a file's error
     hung = step("check", "import time; time.sleep(120)", timeout_s=1)
     assert hung.timed_out and stress.crash_reason(hung).startswith("check: did not finish in")

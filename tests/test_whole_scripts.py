@@ -70,7 +70,8 @@ def test_the_readme_example_is_a_1x_script_that_upgrade_makes_run_on_2_10(mode: 
         text=True,
         cwd=tmp_path,
     )
-    assert upgraded.returncode == 0, upgraded.stderr
+    # Written; what remains is MS210's deprecations with no replacement (exit 1, as ruff --fix).
+    assert upgraded.returncode == 1 and " findings remaining" in upgraded.stderr, upgraded.stderr
     assert "target MindSpore 2.10" in upgraded.stderr
     after = run_on(new, script, mode, tmp_path, portable=False, mode_variable="MS_MODE")
     assert_same_numbers(before, after, RTOL, ATOL, f"example train.py ({mode})", split=True)
