@@ -10,6 +10,7 @@ import bisect
 import difflib
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -152,6 +153,23 @@ def edits_between(before: str, after: str) -> tuple[Edit, ...]:
     file of many like train steps (41 s of 57 at 200 steps)."""
     old, new = source_lines(before), source_lines(after)
     return tuple(Edit((i1 + 1, 0), (i2 + 1, 0), "".join(new[j1:j2])) for i1, i2, j1, j2 in _changed(old, new))
+
+
+def line_opcodes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """SequenceMatcher's opcodes for two lists of lines, "equal" stretches included, from the
+    patience diff ``_changed``: linear in the lines where a whole-file SequenceMatcher is
+    quadratic in a file of many like train steps (a unified diff of 1,600 steps took 10 s)."""
+    codes: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for i1, i2, j1, j2 in _changed(list(old), list(new)):
+        if i1 > i:
+            codes.append(("equal", i, i1, j, j1))
+        tag = "replace" if i1 < i2 and j1 < j2 else "delete" if i1 < i2 else "insert"
+        codes.append((tag, i1, i2, j1, j2))
+        i, j = i2, j2
+    if i < len(old) or j < len(new) or not codes:
+        codes.append(("equal", i, len(old), j, len(new)))
+    return codes
 
 
 # Up to this many line pairs (old lines times new lines), a stretch is SequenceMatcher's as a

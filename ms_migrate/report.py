@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ms_migrate.codes import all_reasons
-from ms_migrate.diagnostics import Diagnostic, source_lines
+from ms_migrate.diagnostics import Diagnostic, line_opcodes, source_lines
 from ms_migrate.output import quoted_path
 
 if TYPE_CHECKING:
@@ -76,17 +76,59 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return _diff(path, before, after)
 
 
+# Up to this many line pairs (lines before times lines after), a file's diff is difflib's own;
+# above, its opcodes come from the patience diff (``line_opcodes``), which stays linear where
+# difflib's matcher grows with the square of a file of many like train steps.
+_DIFFLIB_PAIRS = 250_000
+
+
+class _PatienceMatcher(difflib.SequenceMatcher):
+    """difflib's matcher with the patience diff's opcodes, for its hunks (get_grouped_opcodes)."""
+
+    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+        return line_opcodes(self.a, self.b)
+
+
 def _diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        source_lines(before),
-        source_lines(after),
-        fromfile=quoted_path(path if path.startswith("/") else f"a/{path}"),
-        tofile=quoted_path(path if path.startswith("/") else f"b/{path}"),
-    )
+    old, new = source_lines(before), source_lines(after)
+    fromfile = quoted_path(path if path.startswith("/") else f"a/{path}")
+    tofile = quoted_path(path if path.startswith("/") else f"b/{path}")
+    if len(old) * len(new) <= _DIFFLIB_PAIRS:
+        lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+    else:
+        lines = _unified(_PatienceMatcher(None, old, new, autojunk=False), fromfile, tofile)
     out = []
     for line in lines:
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _unified(matcher: difflib.SequenceMatcher, fromfile: str, tofile: str) -> list[str]:
+    """The lines of a unified diff (three lines of context, as `diff -u`) of ``matcher``'s two
+    sequences of lines, in difflib.unified_diff's form."""
+    old, new = matcher.a, matcher.b
+    out: list[str] = []
+    for group in matcher.get_grouped_opcodes(3):
+        if not out:
+            out += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[i1:i2]]
+                continue
+            out += ["-" + line for line in old[i1:i2]]
+            out += ["+" + line for line in new[j1:j2]]
+    return out
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as `diff -u` writes it: `start,length`, 1-based; one line alone; an empty
+    range at the line before it."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
 
 
 _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))

@@ -289,3 +289,72 @@ def test_a_fix_hashes_its_edits_once_and_never_sends_the_hash_to_another_process
     assert hash(fix) == hash(fix) and fix.__dict__["_hash"] == hash(fix)
     copy = pickle.loads(pickle.dumps(fix))
     assert "_hash" not in copy.__dict__ and copy == fix and hash(copy) == hash(fix)
+
+
+def _patched(old: list[str], diff: list[str]) -> list[str]:
+    """``old`` with a unified diff's hunks applied, as `patch` would."""
+    import re
+
+    result: list[str] = []
+    position = 0
+    for line in diff[2:]:
+        header = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", line)
+        if header is not None:
+            start, length = int(header.group(1)), int(header.group(2) or 1)
+            begin = start - 1 if length else start
+            result += old[position:begin]
+            position = begin
+        elif line.startswith((" ", "-")):
+            assert old[position] == line[1:], (position, line)
+            if line.startswith(" "):
+                result.append(line[1:])
+            position += 1
+        else:
+            result.append(line[1:])
+    return result + old[position:]
+
+
+lines = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "return x\n", "\n"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines, lines)
+def test_the_linear_unified_diff_has_difflib_s_form_and_applies(old: list[str], new: list[str]) -> None:
+    """The dry-run diff of a large file comes from the patience diff's opcodes: written as
+    difflib writes a unified diff (the same matcher gives the same text), and applied with its
+    hunks it turns the old text into the new."""
+    from ms_migrate import report
+
+    plain = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    assert report._unified(plain, "a", "b") == list(difflib.unified_diff(old, new, "a", "b"))
+    patience = report._unified(report._PatienceMatcher(None, old, new, autojunk=False), "a", "b")
+    assert (patience == []) == (old == new)
+    if patience:
+        assert _patched(old, patience) == new
+
+
+def test_a_dry_run_diff_of_many_train_steps_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unified diff of a large rewrite compares no more line pairs than it has lines (times a
+    constant): difflib's whole-file matcher compared every line with every equal line."""
+    from ms_migrate import report
+
+    pairs: Counter[int] = Counter()
+    for sites in (SMALL * 20, LARGE * 20):
+        text = train_steps(sites)
+        after = migrate_text(text, Version(2, 8)).text
+        work: Counter[str] = Counter()
+        with monkeypatch.context() as patch:
+            matcher = difflib.SequenceMatcher
+
+            class Counted(matcher):  # type: ignore[misc, valid-type]
+                counted = work
+
+                def __init__(self, junk: Any = None, a: Any = "", b: Any = "", autojunk: bool = True) -> None:
+                    self.counted["pairs"] += len(a) * len(b)
+                    super().__init__(junk, a, b, autojunk)
+
+            patch.setattr(diagnostics.difflib, "SequenceMatcher", Counted)
+            diff = report.unified_diff("train.py", text, after)
+        assert _patched(source_lines(text), diff.splitlines(keepends=True)) == source_lines(after)
+        pairs[sites] = work["pairs"]
+    assert pairs[LARGE * 20] <= 5 * pairs[SMALL * 20], pairs
