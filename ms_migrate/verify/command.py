@@ -19,6 +19,7 @@ from rich.console import Console
 from ms_migrate import sources
 from ms_migrate.report import make_console
 from ms_migrate.verify.config import OPTION_SETTINGS, ConfigError, apply_settings, find_config, modes_for
+from ms_migrate.verify.devices import DeviceSpecError, parse_spec, visible_ids
 from ms_migrate.verify.model import (
     DEFAULT_ATOL,
     DEFAULT_IMPORT_TIMEOUT_S,
@@ -26,7 +27,6 @@ from ms_migrate.verify.model import (
     DEFAULT_RTOL,
     DEFAULT_STEPS,
     DEFAULT_TIMEOUT_S,
-    DEVICES,
     EXIT_EQUAL,
     EXIT_NO_SANDBOX,
     EXIT_NOT_RUN,
@@ -62,11 +62,11 @@ def _explicit(ctx: click.Context) -> set[str]:
 )
 @click.option(
     "--device",
-    type=click.Choice(DEVICES, case_sensitive=False),
-    metavar="[" + "|".join(DEVICES) + "]",
+    metavar="[CPU|GPU|Ascend][:IDS]",
     default="CPU",
     show_default=True,
-    help="Passed to mindspore.set_device.",
+    help="Passed to mindspore.set_device; with ids (GPU:0,1 or Ascend:0-3) each worker runs on its own "
+    "accelerator (default for GPU and Ascend: the visible ones).",
 )
 @click.option("--mode", type=click.Choice(["pynative", "graph", "both"]), default="both", show_default=True)
 @click.option(
@@ -183,9 +183,13 @@ def verify_command(
     the code in a temporary directory, but the code itself can write or delete any file you can,
     by absolute path. Verify only code you would run yourself, or use --sandbox.
     """
-    device = {name.lower(): name for name in DEVICES}[device.lower()]
+    try:
+        device, device_ids = parse_spec(device)
+    except DeviceSpecError as error:
+        raise click.BadParameter(str(error), param_hint="'--device'") from None
     options = VerifyOptions(
         device=device,
+        device_ids=device_ids or visible_ids(device),
         modes=modes_for(mode),
         steps=steps,
         rtol=rtol,

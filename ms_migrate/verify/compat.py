@@ -7,15 +7,17 @@ no ``mindspore.set_device`` (the device is a ``set_context`` key there), no ``mi
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
-def set_device(ms: Any, device: str) -> None:
-    """Before anything else runs: the 1.x GPU builds default to the GPU."""
+def set_device(ms: Any, device: str, device_id: Optional[int] = None) -> None:
+    """Before anything else runs: the 1.x GPU builds default to the GPU. ``device_id``: which of
+    several accelerators (None: MindSpore's default)."""
+    chosen = {} if device_id is None else {"device_id": device_id}
     if hasattr(ms, "set_device"):
-        ms.set_device(device)
+        ms.set_device(device, **chosen)
     else:
-        ms.context.set_context(device_target=device)
+        ms.context.set_context(device_target=device, **chosen)
 
 
 def set_mode(ms: Any, mode: str) -> None:

@@ -33,7 +33,8 @@ from typing import Any, Optional
 
 from ms_migrate.project_root import project_folders
 from ms_migrate.sources import SourceError, read_guarded
-from ms_migrate.verify.model import DEVICES, MODES, VerifyOptions
+from ms_migrate.verify.devices import DeviceSpecError, parse_spec, visible_ids
+from ms_migrate.verify.model import MODES, VerifyOptions
 
 TABLE = ("tool", "ms-migrate", "verify")
 _HEADER = re.compile(
@@ -112,11 +113,19 @@ def _folders(value: Any) -> bool:
     return isinstance(value, str) or listed
 
 
+def _device_spec(value: Any) -> bool:
+    try:
+        parse_spec(str(value))
+    except DeviceSpecError:
+        return False
+    return True
+
+
 # Every key the table may hold: what it accepts, and how to say so. The bounds are the options'.
 SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
     "factory": (lambda value: isinstance(value, str) and ":" in value, 'a "module:function" string'),
     "python-path": (_folders, "a folder or a list of folders"),
-    "device": (lambda value: str(value).lower() in {name.lower() for name in DEVICES}, "CPU, GPU or Ascend"),
+    "device": (_device_spec, "CPU, GPU or Ascend, with ids as GPU:0,1 or GPU:0-3"),
     "mode": (lambda value: str(value).lower() in (*MODES, "both"), "pynative, graph or both"),
     "steps": (_whole(1), "a whole number, at least 1"),
     "rtol": (_number(0), "a number, at least 0"),
@@ -188,8 +197,9 @@ def apply_settings(
     for key, field_name in _OPTION_KEYS.items():
         if key in config.settings and key not in explicit:
             changes[field_name] = config.settings[key]
-    if "device" in changes:  # the table may say "cpu"; MindSpore wants "CPU"
-        changes["device"] = {name.lower(): name for name in DEVICES}[str(changes["device"]).lower()]
+    if "device" in changes:  # the table may say "cpu" or "gpu:0,1"; MindSpore wants "GPU" and ids
+        device, device_ids = parse_spec(str(changes["device"]))
+        changes["device"], changes["device_ids"] = device, device_ids or visible_ids(device)
     if "mode" in config.settings and "mode" not in explicit:
         changes["modes"] = modes_for(str(config.settings["mode"]))
     return options.but(**changes)

@@ -51,6 +51,9 @@ _RANK = {Verdict.EQUAL: 0, Verdict.DIFFERS: 1, Verdict.NOT_RUN: 2}
 @dataclass(frozen=True)
 class VerifyOptions:
     device: str = "CPU"
+    # The accelerators workers spread over (worker slot i on ids[i % len]); (): MindSpore's
+    # default device (verify/devices.py).
+    device_ids: tuple[int, ...] = ()
     modes: tuple[str, ...] = MODES
     steps: int = DEFAULT_STEPS
     rtol: float = DEFAULT_RTOL

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Optional
 
 from ms_migrate.verify import leftovers, sandbox
+from ms_migrate.verify.devices import id_for_slot
 from ms_migrate.verify.model import Verdict, VerifyOptions
 
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
@@ -256,8 +257,10 @@ def _await_result(worker: Worker, options: VerifyOptions) -> Reply:
             return Reply(event)
 
 
-def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Path) -> None:
-    """One worker slot: start a worker, feed it tasks, replace it when it dies or overruns."""
+def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Path, slot: int = 0) -> None:
+    """One worker slot: start a worker, feed it tasks, replace it when it dies or overruns. Slot
+    ``slot`` keeps to one accelerator of ``options.device_ids``."""
+    setup = {**setup, "device_id": id_for_slot(options.device_ids, slot)}
     while True:
         task = schedule.take()
         if task is None:
@@ -301,6 +304,8 @@ def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Pat
 def worker_count(options: VerifyOptions, tasks: int) -> int:
     if options.workers:
         return max(1, min(options.workers, tasks))
+    if options.device_ids:  # one worker per accelerator
+        return max(1, min(len(options.device_ids), tasks))
     # Each worker costs an `import mindspore` (2-5 s) and ~0.5 GB: more than the cores never pays.
     return max(1, min(os.cpu_count() or 1, tasks, MAX_AUTO_WORKERS))
 
@@ -325,8 +330,8 @@ def run_tasks(
     setup = _setup(files, options, sides)
     count = worker_count(options, len(tasks))
     threads = [
-        threading.Thread(target=_serve, args=(schedule, setup, options, workdir), daemon=True)
-        for _ in range(count)
+        threading.Thread(target=_serve, args=(schedule, setup, options, workdir, slot), daemon=True)
+        for slot in range(count)
     ]
     before = leftovers.children()
     leftovers.become_subreaper()

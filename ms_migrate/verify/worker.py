@@ -347,10 +347,12 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
     device = setup["device"]
     from ms_migrate.verify import compat
 
+    device_id = setup.get("device_id")
     try:
-        compat.set_device(ms, device)
+        compat.set_device(ms, device, device_id)
     except Exception as error:
-        reason = f"device {device} is not available in this MindSpore build ({_gist(str(error))})"
+        named = device if device_id is None else f"{device}:{device_id}"
+        reason = f"device {named} is not available in this MindSpore build ({_gist(str(error))})"
         channel.send(event="fatal", reason=reason)
         return
     os.environ["MS_MIGRATE_DEVICE"] = device
