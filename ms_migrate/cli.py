@@ -581,6 +581,7 @@ def _migrate(
         with _progress(err, len(files), quiet or verify or interactive) as advance:
             for outcome in outcomes:
                 display = str(outcome.path)
+                counted_error = outcome.error
                 if outcome.error:
                     summary.errors += 1
                     err.print(one_line(outcome.error))
@@ -626,6 +627,12 @@ def _migrate(
                             f"{quoted_path(display)}:{outcome.where(line)}: {code} left alone: declined"
                         )
                     summary.left_alone["declined"] += len(declined)
+                if outcome.error is not None and outcome.error is not counted_error:
+                    # A write here (after a prompt, under --max-changes or a baseline) failed: the
+                    # file changed on disk meanwhile, or cannot be written. An error of the run.
+                    summary.errors += 1
+                    if not interactive:  # --interactive has said it, at the file's prompt
+                        err.print(one_line(outcome.error))
                 landed = _landed(outcome, dry_run)
                 kept = [item for index, item in enumerate(outcome.diagnostics) if index not in in_baseline]
                 summary.add(kept, outcome.fixed if landed else 0, landed)

@@ -245,8 +245,16 @@ def parse_notebook(text: str) -> Notebook:
         faithful = False
     cells = []
     for index, raw in enumerate(document["cells"]):
-        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+        # nbformat 4 requires every cell to be an object with a cell_type and a source: one
+        # without is a broken notebook, said so, not a notebook without code.
+        if not isinstance(raw, dict):
+            raise NotebookError(f"not a notebook: cell {index + 1} is not an object")
+        if not isinstance(raw.get("cell_type"), str):
+            raise NotebookError(f"not a notebook: cell {index + 1} has no cell_type")
+        if raw["cell_type"] != "code":
             continue
+        if "source" not in raw:
+            raise NotebookError(f"not a notebook: code cell {index + 1} has no source")
         source = _source_text(raw, index)
         opaque = source.lstrip().startswith("%%")
         cells.append(Cell(index, source, opaque))

@@ -520,3 +520,24 @@ def test_quiet_prints_the_error_and_no_summary_after_it(tmp_path: Path, command:
     assert result.exit_code == 2
     assert f"{tmp_path / 'bad.py'}:2: syntax error" in result.stderr
     assert "checked" not in result.stderr  # the summary line names the files checked
+
+
+def test_a_file_changed_on_disk_during_the_prompt_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`upgrade -i` waits on a person: an editor may save the file meanwhile. The accepted rewrite
+    is then not written over it, and the run says so and exits 2, as a plain run does."""
+    step = tmp_path / "a.py"
+    shutil.copy(FIXTURES / "cell_get_by_list.py", step)
+    review = interactive.review
+
+    def edited_meanwhile(*arguments: object, **keywords: object) -> object:
+        step.write_text(step.read_text() + "# saved from an editor\n")
+        return review(*arguments, **keywords)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(interactive, "review", edited_meanwhile)
+    result = CliRunner().invoke(main, ["upgrade", "-i", "--target-version", "2.8", str(step)], input="y\n")
+    assert result.exit_code == 2, result.output
+    assert f"{step}: changed on disk during the run; left unchanged" in result.output
+    assert step.read_text().endswith("# saved from an editor\n") and "GradOperation" in step.read_text()
+    assert "1 file could not be processed" in result.output

@@ -80,6 +80,23 @@ def test_broken_notebook_is_reported(tmp_path: Path) -> None:
     assert [path.name for path in sources.discover([tmp_path])] == ["broken.ipynb"]
 
 
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        (["import mindspore\n"], "cell 1 is not an object"),
+        ([{"source": ["import mindspore\n"]}], "cell 1 has no cell_type"),
+        ([{"cell_type": "markdown", "source": "x"}, {"cell_type": "code"}], "code cell 2 has no source"),
+    ],
+    ids=["cell-not-an-object", "no-cell-type", "code-cell-without-source"],
+)
+def test_a_malformed_cell_is_said_not_skipped(tmp_path: Path, cells: list, message: str) -> None:
+    """nbformat requires every cell to be an object with a cell_type, and a code cell a source:
+    a notebook without them is broken (exit 2, named), not one without code."""
+    (tmp_path / "odd.ipynb").write_text(json.dumps({"nbformat": 4, "metadata": {}, "cells": cells}))
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.10", str(tmp_path)])
+    assert result.exit_code == 2 and f"odd.ipynb: not a notebook: {message}" in result.output
+
+
 def test_unrelated_notebook_in_another_layout_is_no_error(tmp_path: Path) -> None:
     notebook = tmp_path / "plots.ipynb"
     notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n"]}]}, indent=2))
