@@ -191,8 +191,16 @@ def changed_cells(before: str, after: str) -> Optional[list[tuple[int, str, str]
     return changed
 
 
+_IMPORT_LINE = re.compile(r"(?:import|from)\s")
+
+
 def _split(text: str) -> list[tuple[int, list[str]]]:
+    """The cells of a virtual text: (index, lines). Imports a rewrite added above the first cell
+    (the top of the module, when the first code cell holds no import: a `!pip install` cell) go
+    at the top of the first cell that imports, where the notebook's imports run; not into the
+    first cell, which may be the one that installs MindSpore."""
     sections: list[tuple[int, list[str]]] = []
+    leading: list[str] = []
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -203,9 +211,13 @@ def _split(text: str) -> list[tuple[int, list[str]]]:
         elif sections:
             sections[-1][1].append(line)
         elif line.strip():
+            leading.append(line)
+    if leading:
+        imports = (body for _, body in sections if any(_IMPORT_LINE.match(line) for line in body))
+        importing = next(imports, None)
+        if importing is None or not all(_IMPORT_LINE.match(line) for line in leading):
             raise NotebookError("code before the first cell after the rewrite; left unchanged")
-        else:
-            continue
+        importing[:0] = leading
     return sections
 
 

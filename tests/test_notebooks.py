@@ -325,3 +325,45 @@ def test_a_relative_notebook_path_gets_a_and_b_prefixes() -> None:
         "--- a/lesson/tutorial.ipynb:cell 2",
         "+++ b/lesson/tutorial.ipynb:cell 2",
     ]
+
+
+def test_an_import_the_rewrite_adds_goes_to_the_cell_that_imports_not_above_the_first(
+    tmp_path: Path,
+) -> None:
+    """A notebook that opens with a `!pip install` cell: the import a fix needs (`import mindspore
+    as ms` for set_device) goes at the top of the first cell that imports, so it runs after the
+    install, not in front of the first cell (which used to leave the notebook unchanged)."""
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Setup\n"]},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": ["version = '2.10'\n", "!pip install mindspore==$version"],
+        },
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": [
+                "import time\n",
+                "from mindspore import context\n",
+                "\n",
+                "context.set_context(mode=context.GRAPH_MODE, device_target='CPU')",
+            ],
+        },
+    ]
+    notebook = tmp_path / "setup.ipynb"
+    notebook.write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}, indent=1) + "\n"
+    )
+    result = CliRunner().invoke(main, ["upgrade", "--target-version", "2.10", str(notebook)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(notebook.read_text())["cells"]
+    assert written[1]["source"] == cells[1]["source"]  # the install cell is as it was
+    assert "".join(written[2]["source"]).startswith("import mindspore as ms\nimport time\n")
+    assert "ms.set_device('CPU')" in "".join(written[2]["source"]) or 'ms.set_device("CPU")' in "".join(
+        written[2]["source"]
+    )
