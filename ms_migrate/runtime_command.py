@@ -13,7 +13,7 @@ import click
 
 from ms_migrate import runtimes
 from ms_migrate.config import ConfigError, load_config
-from ms_migrate.versions import Version
+from ms_migrate.versions import Version, known_versions
 
 EXIT_OK, EXIT_UNAVAILABLE = 0, 2
 
@@ -49,7 +49,12 @@ def runtime_group() -> None:
 def list_runtimes() -> None:
     """Every version ms-migrate knows, and the interpreter that runs it here (or why none does)."""
     found = runtimes.available(configured())
-    versions = sorted({*runtimes.RECIPES, *found})
+    # The release lines a target may name, from the oldest one ms-migrate can make on: those it
+    # cannot make (2.0-2.6, and 2.11 where the package index lacks it) are said so, with how to
+    # name one's own.
+    oldest = min(runtimes.RECIPES)
+    known = {version for version in known_versions() if version >= oldest}
+    versions = sorted({*runtimes.RECIPES, *found, *known})
     width = max(len(str(version)) for version in versions)
     for version in versions:
         runtime = found.get(version)
@@ -62,6 +67,8 @@ def list_runtimes() -> None:
                 if problem
                 else f"not installed: ms-migrate runtime install {version}"
             )
+            if version not in runtimes.RECIPES:
+                line += f'; name your own: [tool.ms-migrate.runtimes] "{version}" = "/path/to/python"'
         click.echo(f"{version!s:<{width}}  {line}")
 
 

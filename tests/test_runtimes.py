@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from ms_migrate import runtimes
 from ms_migrate.cli import main
-from ms_migrate.versions import Version
+from ms_migrate.versions import Version, known_versions
 
 LEGACY_STEP = (Path(__file__).parent / "fixtures" / "ms101" / "cell_get_by_list.py").read_text()
 NM_LINES = [
@@ -187,6 +187,10 @@ def test_runtime_list_names_every_version_and_the_project_s_own(
         in lines["1.7"]
     )
     assert "ms-migrate runtime install 1.9" in lines["1.9"] or "cannot be had here" in lines["1.9"]
+    # A release a target may name but ms-migrate cannot make (the newest one, 2.11, where the
+    # package index lacks it) is listed too, with how to name one's own.
+    newest = str(max(known_versions()))
+    assert "cannot be had here" in lines[newest] and f'"{newest}" = "/path/to/python"' in lines[newest]
     path = CliRunner().invoke(main, ["runtime", "path", "1.7"])
     assert (path.exit_code, path.output.strip()) == (0, str(interpreter))
     missing = CliRunner().invoke(main, ["runtime", "path", "1.9"])
