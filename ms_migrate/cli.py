@@ -376,11 +376,17 @@ class _LazyGroup(click.Group):
         from ms_migrate.stdout_guard import guard_stdout
 
         guard_stdout()  # `| head` or `>&-` must not stop the run half way
+        from ms_migrate.codes import DuplicateCode
+        from ms_migrate.rules.base import RuleSetError
+
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("interrupted: nothing more was written", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except (RuleSetError, DuplicateCode) as error:
+            # Whichever command loaded the rules first (`rules`, `explain`, `check`, the server).
+            raise click.UsageError(f"rules: {error}") from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["ms_migrate.arguments"] = tuple(args)  # for JSON, SARIF and reports

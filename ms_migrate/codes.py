@@ -29,7 +29,7 @@ class Code:
 
 
 class DuplicateCode(ValueError):
-    pass
+    """A code (a rule's, a reason's or a note's) that two rules declare."""
 
 
 @cache

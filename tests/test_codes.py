@@ -106,6 +106,26 @@ def test_a_plugin_that_claims_a_reason_code_of_another_rule_stops_the_run(tmp_pa
     assert "XS900 declares the reason code MSR001, which MS101 owns already" in result.stderr
 
 
+@pytest.mark.parametrize("command", [["rules"], ["explain", "MSR001"], ["check", "."]])
+@pytest.mark.parametrize("plugin", ["claims", "broken"])
+def test_every_command_that_loads_the_rules_refuses_a_bad_plugin_with_exit_2(
+    tmp_path: Path, command: list[str], plugin: str
+) -> None:
+    """A plugin claiming a built-in code, or one that does not import, is exit 2 and one line
+    naming it in `rules` and `explain` too, never a traceback."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    if plugin == "claims":
+        (rules / "xs900_claims.py").write_text(textwrap.dedent(CLAIMS_MSR001))
+        expected = "XS900 declares the reason code MSR001, which MS101 owns already"
+    else:
+        (rules / "xs901_broken.py").write_text("def broken(:\n")
+        expected = "xs901_broken.py: cannot load: SyntaxError"
+    result = _run(rules, *(str(tmp_path) if part == "." else part for part in command))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "Error: rules: " in result.stderr and expected in result.stderr
+
+
 ADDS_AN_IMPORT = '''
 import ast
 

@@ -158,8 +158,16 @@ def _modules() -> Iterable[object]:
                 continue
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except Exception as error:  # a plugin's own bug: named, not a traceback of ours
+                raise RuleSetError(f"{path}: cannot load: {type(error).__name__}: {error}") from error
             yield module
+
+
+class RuleSetError(ValueError):
+    """The rules cannot be loaded as one set: a plugin that fails to import, a kind no engine
+    runs, a code two rules claim. Every command that loads the rules says it and exits 2."""
 
 
 @cache
@@ -169,9 +177,9 @@ def _discover(rules_path: str) -> tuple[Rule, ...]:
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.code:
                 if value.kind not in KINDS:
-                    raise ValueError(f"rule {value.code}: kind must be one of {', '.join(KINDS)}")
+                    raise RuleSetError(f"rule {value.code}: kind must be one of {', '.join(KINDS)}")
                 if value.code in found and type(found[value.code]) is not value:
-                    raise ValueError(f"two rules claim the code {value.code}")
+                    raise RuleSetError(f"two rules claim the code {value.code}")
                 found[value.code] = value()
     return tuple(sorted(found.values(), key=lambda rule: rule.code))
 
