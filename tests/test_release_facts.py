@@ -15,6 +15,7 @@ from ms_migrate.catalogue.releases import expand, facts, ranges
 from ms_migrate.data import rules_path
 from ms_migrate.engine import downgrade_text, migrate_text
 from ms_migrate.releases import Parameter, api_facts, binds_alike
+from ms_migrate.rules.base import rule_for
 from ms_migrate.versions import Version
 from tests.fixture_cases import FIXTURES
 
@@ -206,3 +207,26 @@ def test_each_pair_proof_is_what_running_it_gives() -> None:
     committed = json.loads(rules_path("releases/proofs.json").read_text(encoding="utf-8"))
     assert proofs == committed, "run python -m ms_migrate.catalogue prove"
     assert sum(pair["result"] == "equal" for pair in proofs["pairs"]) >= 40
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        # `Tensor` is missing only as `mindspore.ops.functional.Tensor`: after `functional`.
+        ("from mindspore.ops import functional as F\nimport mindspore as ms\nx = ms.Tensor\n", False),
+        ("from mindspore.ops import functional as F\nx = F.Tensor\n", True),
+        ("import mindspore.ops.functional\nx = mindspore.ops.functional.Tensor\n", True),
+        ("from mindspore.ops.functional import (\n    Tensor,\n)\n", True),
+        ("from mindspore.ops import functional\nfrom mindspore import Tensor\n", False),
+        # A CRLF file: the from-import's last name ends in a carriage return.
+        ("import mindspore as ms\r\nfrom mindspore import ms_function\r\n", True),
+        ("import mindspore.dataset.vision.c_transforms as C\n", True),
+    ],
+)
+def test_a_file_is_parsed_for_a_missing_name_only_where_it_follows_its_module(
+    text: str, parsed: bool
+) -> None:
+    """MS211's prefilter: a missing name's last part must follow what it is missing from (the
+    module's last part, an alias bound to it, or a from-import of it); `ms.Tensor` beside an
+    import of `functional` named 1,291 files of a model zoo for 110 with a finding."""
+    assert rule_for("MS211").applies_to(text, Version(2, 10)) is parsed

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Optional, Union
 
@@ -126,6 +126,9 @@ class Missing:
     modules: frozenset[str]
     names: frozenset[str]
     spellings: dict[str, tuple[frozenset[str], ...]]  # last part -> the other parts of each one
+    # last part -> the part before it in each missing dotted name (`functional` for
+    # `mindspore.ops.functional.Tensor`): what an attribute or a from-import names it after
+    parents: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def words(self) -> frozenset[str]:
@@ -142,26 +145,63 @@ class Missing:
         return answer
 
     def _may_hold(self, text: str) -> bool:
+        """A missing name's last part follows what it is missing from: `functional.Tensor`,
+        `F.Tensor` with F an alias of a module named `functional`, `import ....functional.Tensor`
+        or `from ....functional import Tensor`; `ms.Tensor` in a file that also imports
+        `functional` names nothing missing. Each form is looked for once per text."""
         tokens = set(_IDENTIFIER.findall(text))
-        return any(
-            any(parts <= tokens for parts in self.spellings[word]) and _referenced(word).search(text)
+        words = {
+            word
             for word in tokens.intersection(self.spellings)
-        )
+            if any(parts <= tokens for parts in self.spellings[word])
+        }
+        if not words:
+            return False
+        for module, listed in _FROM_IMPORT.findall(text):
+            for item in listed.split(","):
+                name = item.split(" as ")[0].strip().strip("()\\").strip()  # CRLF lines too
+                if name in words and module in self.parents[name]:
+                    return True
+        aliases: Optional[dict[str, set[str]]] = None
+        attribute = re.compile(r"\.\s*({})\b".format("|".join(sorted(words))))
+        for match in attribute.finditer(text):
+            word = match.group(1)
+            owner = _OWNER.search(text, max(0, match.start() - 100), match.start())
+            if owner is None:
+                continue
+            if owner.group(1) in self.parents[word]:
+                return True
+            if aliases is None:
+                aliases = _aliases(text)
+            if aliases.get(owner.group(1), set()) & self.parents[word]:
+                return True
+        return False
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
 
 
-@cache
-def _referenced(word: str) -> re.Pattern[str]:
-    """``word`` as an attribute (`.word`) or among the names an import statement imports (not
-    as the name it binds them to: `import mindspore.common.dtype as mstype` names no `mstype`)."""
-    name = rf"(?<!\bas )(?<![\w.]){word}\b"
-    return re.compile(
-        rf"\.\s*{word}\b|^[ \t]*(?:from\s[^\n]*)?import\b[^\n]*{name}|\bimport\s*\([^)]*{name}",
-        re.MULTILINE,
-    )
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+([^\n]+)", re.MULTILINE)
+_ALIAS = re.compile(r"([\w.]+)\s+as\s+(\w+)")
+
+
+def _aliases(text: str) -> dict[str, set[str]]:
+    """Each name an import binds with `as` -> the last parts of what it binds (`F` ->
+    {`functional`} for `from mindspore.ops import functional as F`)."""
+    found: dict[str, set[str]] = {}
+    for imported in _IMPORT_LINE.findall(text):
+        for bound, alias in _ALIAS.findall(imported):
+            found.setdefault(alias, set()).add(bound.rpartition(".")[2])
+    return found
+
+
+# `from a.b.module import x, y as z` (on one line, or in parentheses): module's last part, the list
+_FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+[\w.]*?(\w+)[ \t]+import\b([ \t]*\([^)]*\)|[^\n(]*)", re.MULTILINE
+)
+_ATTRIBUTE = re.compile(r"\.\s*(\w+)")
+_OWNER = re.compile(r"(\w+)\s*$")
 
 
 @cache
@@ -181,10 +221,13 @@ def missing_at(target: Version) -> Optional[Missing]:
         and name.rpartition(".")[0] in present
     )
     spellings: dict[str, set[frozenset[str]]] = {}
+    parents: dict[str, set[str]] = {}
     for dotted in (*modules, *names):
         *parts, word = dotted.split(".")[1:]
         spellings.setdefault(word, set()).add(frozenset(parts))
-    return Missing(facts, target, modules, names, {word: tuple(found) for word, found in spellings.items()})
+        parents.setdefault(word, set()).add(dotted.split(".")[-2])
+    found = {word: tuple(found) for word, found in spellings.items()}
+    return Missing(facts, target, modules, names, found, {word: frozenset(p) for word, p in parents.items()})
 
 
 Fixed = Union[Fix, str]  # a fix, or why there is none
