@@ -220,6 +220,7 @@ def test_each_pair_proof_is_what_running_it_gives() -> None:
         ("from mindspore.ops import functional\nfrom mindspore import Tensor\n", False),
         # A CRLF file: the from-import's last name ends in a carriage return.
         ("import mindspore as ms\r\nfrom mindspore import ms_function\r\n", True),
+        ("import mindspore as ms\rfrom mindspore import ms_function\r", True),  # an old Mac file
         ("import mindspore.dataset.vision.c_transforms as C\n", True),
     ],
 )

@@ -149,6 +149,8 @@ class Missing:
         `F.Tensor` with F an alias of a module named `functional`, `import ....functional.Tensor`
         or `from ....functional import Tensor`; `ms.Tensor` in a file that also imports
         `functional` names nothing missing. Each form is looked for once per text."""
+        if "\r" in text:  # CRLF, or an old Mac file's bare CRs: lines as `^` finds them
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         tokens = set(_IDENTIFIER.findall(text))
         words = {
             word
@@ -159,7 +161,7 @@ class Missing:
             return False
         for module, listed in _FROM_IMPORT.findall(text):
             for item in listed.split(","):
-                name = item.split(" as ")[0].strip().strip("()\\").strip()  # CRLF lines too
+                name = item.split(" as ")[0].strip().strip("()\\").strip()
                 if name in words and module in self.parents[name]:
                     return True
         aliases: Optional[dict[str, set[str]]] = None
