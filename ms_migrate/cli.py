@@ -566,6 +566,7 @@ def _migrate(
     # --interactive writes after asking, --max-changes while it has changes left, and a baseline
     # once its sites are left out, here; otherwise the runner writes as results arrive.
     write = not dry_run and not interactive and max_changes is None and baseline is None
+    write_here = not dry_run and not interactive  # --interactive writes after asking
     statuses: list[FileStatus] = []
     reported: list[ReportFile] = []
     changes_left = max_changes
@@ -606,7 +607,7 @@ def _migrate(
                         changes_left -= 1
                         if not dry_run and not interactive:
                             write_outcome(outcome)
-                elif baseline is not None and outcome.changed and not outcome.held_back and not dry_run:
+                elif baseline is not None and outcome.changed and not outcome.held_back and write_here:
                     write_outcome(outcome)
                 # A rewrite --verify held back is still shown: the preview says what failed.
                 if dry_run and outcome.changed and not pending and fmt == "text":
@@ -742,7 +743,7 @@ def _leave_baselined(
             err.print(f"{outcome.path}: not written: {outcome.held_back}")
         else:
             fixed = {(item.code, item.line) for item in result.fixed}
-            outcome.after, outcome.fixed = result.text, result.converted
+            outcome.after, outcome.fixed, outcome.baselined = result.text, result.converted, declined
             outcome.diagnostics = [
                 item
                 if item.fix is None or (item.code, item.line) in fixed
@@ -831,7 +832,8 @@ def _ask_and_write(
         return False, []
 
     def migrate(declined: frozenset[tuple[str, int]]) -> FileResult:
-        return migrate_declining(outcome, settings.target, settings.config, settings.kinds, declined)
+        left = declined | outcome.baselined  # what the baseline keeps stays kept
+        return migrate_declining(outcome, settings.target, settings.config, settings.kinds, left)
 
     from ms_migrate.interactive import review  # only `upgrade -i` asks questions
 

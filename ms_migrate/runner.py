@@ -65,6 +65,8 @@ class FileOutcome:
     # The file already held ``after`` when it was to be written: another name of it (a hard
     # link), or another run, wrote it. Not written here, and yet its fixes are in the file.
     found_written: bool = False
+    # (code, line) of the sites a baseline keeps: left out of ``after``, and of any later rewrite.
+    baselined: frozenset[tuple[str, int]] = frozenset()
     locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
     # For the cache: the digest of the bytes the rules ran on (None when the result may not be
     # kept: an error, or an internal error), and what it read of the other files of the run.

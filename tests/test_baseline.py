@@ -251,3 +251,46 @@ def test_upgrade_leaves_a_baselined_site_as_it_is_and_does_not_show_it(tmp_path:
     assert code == 0, err
     assert "P.Pack()" in text and "value_and_grad" in text and "GradOperation" not in text
     assert (tmp_path / "step.py").read_text(encoding="utf-8") == LEGACY_STEP
+
+
+def test_interactive_upgrade_with_a_baseline_asks_first_and_keeps_the_baselined_site(tmp_path: Path) -> None:
+    """`upgrade -i` under a baseline writes nothing before its prompt, and what is accepted there
+    leaves the baselined site as it is."""
+    baselined = DEPRECATED
+    (tmp_path / "old.py").write_text(baselined, encoding="utf-8")
+    baseline = tmp_path / "baseline.json"
+    assert check("--write-baseline", str(baseline), str(tmp_path))[0] == 0
+    (tmp_path / "old.py").write_text(baselined + "\n\n" + LEGACY_STEP.split("\n", 3)[3], encoding="utf-8")
+    before = (tmp_path / "old.py").read_text(encoding="utf-8")
+    declined = CliRunner().invoke(
+        main,
+        [
+            "upgrade",
+            "-i",
+            "--no-cache",
+            "--target-version",
+            "2.10",
+            "--baseline",
+            str(baseline),
+            str(tmp_path),
+        ],
+        input="n\n",
+    )
+    assert (tmp_path / "old.py").read_text(encoding="utf-8") == before, declined.output
+    accepted = CliRunner().invoke(
+        main,
+        [
+            "upgrade",
+            "-i",
+            "--no-cache",
+            "--target-version",
+            "2.10",
+            "--baseline",
+            str(baseline),
+            str(tmp_path),
+        ],
+        input="y\n",
+    )
+    text = (tmp_path / "old.py").read_text(encoding="utf-8")
+    assert accepted.exit_code == 0, accepted.output
+    assert "P.Pack()" in text and "value_and_grad" in text and "GradOperation" not in text
