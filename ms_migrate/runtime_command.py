@@ -13,6 +13,7 @@ import click
 
 from ms_migrate import runtimes
 from ms_migrate.config import ConfigError, load_config
+from ms_migrate.release_notes import releases_noted
 from ms_migrate.versions import Version, known_versions
 
 EXIT_OK, EXIT_UNAVAILABLE = 0, 2
@@ -70,6 +71,12 @@ def list_runtimes() -> None:
             if version not in runtimes.RECIPES:
                 line += f'; name your own: [tool.ms-migrate.runtimes] "{version}" = "/path/to/python"'
         click.echo(f"{version!s:<{width}}  {line}")
+        noted = releases_noted().get(version)
+        if noted and runtime is None:
+            # What the rules know of a release no runtime here shows: the changes its notes state.
+            click.echo(f"{'':<{width}}  known from its release notes ({noted[0].notes}):")
+            for change in noted:
+                click.echo(f"{'':<{width}}    {change.kind} ({change.rule}): {change.summary}")
 
 
 @runtime_group.command("install")

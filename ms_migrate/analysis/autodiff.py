@@ -53,6 +53,14 @@ GRAD_OPERATION_PARAMETERS = ("get_all", "get_by_list", "sens_param")
 # The bytes a file with a grad site holds, for a lint rule's prefilter: `grad(` and
 # `value_and_grad(`, a GradOperation, and `grad as g` for an aliased import.
 GRAD_SITE_TOKENS = ("grad(", "GradOperation", "grad as")
+# Inputs that hold the labels by their name; `y` is as often a second variable (`f(x, y) = x * y`)
+# as a label: it counts as the labels only where the function hands it to a loss.
+LABEL_NAMES = frozenset({"label", "labels", "target", "targets", "gt"})
+AMBIGUOUS_LABEL_NAMES = frozenset({"y"})
+# Ops that take integer indices: their name lower-case without underscores, and the position
+# of the indices among their arguments (`ops.gather(params, indices, axis)`).
+INDEX_OPS = {"onehot": 0, "gather": 1, "gatherd": 2, "gathernd": 1, "embeddinglookup": 1, "sparsegatherv2": 1}
+INDEX_KEYWORDS = frozenset({"indices", "index"})
 
 STOP_GRADIENT = frozenset(
     {f"{module}.stop_gradient" for module in _FUNCTIONAL_MODULES[1:]}
@@ -153,6 +161,52 @@ class Differentiated:
                 ):
                     return True
         return False
+
+    def given_to_loss(self, name: str) -> bool:
+        """Whether the body passes ``name`` straight to a call whose callee is named like a loss
+        (`loss_fn(logits, y)`, `self.criterion(out, y)`, `ops.cross_entropy(logits, y)`)."""
+        for call in self._calls_passing(name):
+            if any(word in _callee(call).lower() for word in ("loss", "criterion", "cross_entropy")):
+                return True
+        return False
+
+    def is_labels(self, name: str) -> bool:
+        """Whether input ``name`` holds the labels: named so (`label(s)`, `target(s)`, `gt`), or
+        `y` handed to a loss."""
+        return name in LABEL_NAMES or (name in AMBIGUOUS_LABEL_NAMES and self.given_to_loss(name))
+
+    def integer_use(self, name: str) -> Optional[str]:
+        """How the body shows input ``name`` to be integers, if it does: `an index` where it
+        indexes with it (`table[name]`), the indices of a one-hot or gather op it hands it to."""
+        for root in _body(self.function):
+            for node in walk(root):
+                if isinstance(node, ast.Subscript):
+                    index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                    if any(isinstance(item, ast.Name) and item.id == name for item in index):
+                        return "an index"
+        for call in self._calls_passing(name):
+            callee = _callee(call)
+            position = INDEX_OPS.get(callee.lower().replace("_", ""))
+            if position is None:
+                continue
+            given = [*call.args[position : position + 1]]
+            given += [keyword.value for keyword in call.keywords if keyword.arg in INDEX_KEYWORDS]
+            if any(isinstance(item, ast.Name) and item.id == name for item in given):
+                return f"the indices of `{callee}`"
+        return None
+
+    def _calls_passing(self, name: str) -> Iterator[ast.Call]:
+        for root in _body(self.function):
+            for node in walk(root):
+                if not isinstance(node, ast.Call):
+                    continue
+                arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+                if any(isinstance(item, ast.Name) and item.id == name for item in arguments):
+                    yield node
+
+
+def _callee(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
 @dataclass(frozen=True)
@@ -786,6 +840,29 @@ def describe(expr: ast.AST, ctx: FileContext, limit: int = 40) -> str:
     """Short source text of ``expr`` for a message."""
     text = " ".join((ast.get_source_segment(ctx.text, expr) or ast.unparse(expr)).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+ALL_INPUTS = "all"
+
+
+def positions_differentiated(site: GradSite) -> Union[tuple[int, ...], str, None]:
+    """The positions of the inputs the site takes the gradient with respect to (() for the
+    weights alone), ALL_INPUTS for every input (`get_all=True`), or None where its options are
+    not literals."""
+    if site.api == "GradOperation":
+        get_all, by_list = site.option("get_all"), site.option("get_by_list")
+        if get_all is True:
+            return ALL_INPUTS
+        if get_all is not False or by_list not in (True, False):
+            return None
+        return () if by_list else (0,)
+    positions = site.option("grad_position")
+    if positions is None:
+        return ()
+    chosen = positions if isinstance(positions, tuple) else (positions,)
+    if not all(isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in chosen):
+        return None
+    return chosen  # type: ignore[return-value]
 
 
 def sites_with_functions(analysis: AutodiffFile) -> Iterable[tuple[GradSite, Differentiated]]:

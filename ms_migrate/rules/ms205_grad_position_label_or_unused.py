@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Iterator
 
 from ms_migrate.analysis.autodiff import (
@@ -13,15 +12,9 @@ from ms_migrate.analysis.autodiff import (
     literal,
     sites_with_functions,
 )
-from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-
-LABEL_NAMES = frozenset({"label", "labels", "target", "targets", "gt"})
-# `y` is as often a second variable (`f(x, y) = x * y`) as a label: it counts as the labels only
-# where the function hands it to a loss.
-AMBIGUOUS_LABEL_NAMES = frozenset({"y"})
 
 FORWARD = """\
 import mindspore as ms
@@ -92,7 +85,7 @@ class GradPositionLabelOrUnused(Rule):
             if not 0 <= position < len(function.params):  # type: ignore[operator]
                 continue
             name = function.params[position]  # type: ignore[index]
-            if name in LABEL_NAMES or (name in AMBIGUOUS_LABEL_NAMES and _given_to_loss(function, name)):
+            if function.is_labels(name):
                 message = (
                     f"{selected} selects `{name}`, the labels of `{function.name}`: {site.api} returns the "
                     f"gradient with respect to the labels, which training does not use (no error at run "
@@ -109,23 +102,3 @@ class GradPositionLabelOrUnused(Rule):
                 continue
             yield self.diagnostic(node, message)
 
-
-def _given_to_loss(function: Differentiated, name: str) -> bool:
-    """Whether the body passes ``name`` straight to a call whose callee is named like a loss
-    (`loss_fn(logits, y)`, `self.criterion(out, y)`, `ops.cross_entropy(logits, y)`)."""
-    for root in _body_of(function):
-        for node in walk(root):
-            if not isinstance(node, ast.Call):
-                continue
-            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
-            if not any(isinstance(item, ast.Name) and item.id == name for item in arguments):
-                continue
-            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if any(word in callee.lower() for word in ("loss", "criterion", "cross_entropy")):
-                return True
-    return False
-
-
-def _body_of(function: Differentiated) -> list[ast.AST]:
-    node = function.function
-    return [node.body] if isinstance(node, ast.Lambda) else list(node.body)

@@ -25,6 +25,7 @@ from ms_migrate.analysis.walk import child_nodes, lines_matching, walk_lines
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
+from ms_migrate.release_notes import changes_reaching
 from ms_migrate.releases import api_facts
 from ms_migrate.rewrite.import_changes import released_name
 from ms_migrate.rewrite.set_device import (
@@ -373,6 +374,9 @@ class _Finder:
             message += f"; MindSpore says to use: {re.sub(r'^(?:the|a|an) ', '', replacement)}"
         else:
             message += "; MindSpore names no replacement"
+        for retired in changes_reaching(self.ctx.target, kind="sunset"):
+            if entry.kind in ("api", "module") and set(entry.names) & set(retired.names):
+                message += f"; and {retired.summary} ({retired.cite()})"
         return self.rule.diagnostic(node, message, fix, entry.replacement)
 
     # --- fixes: drop-in renames only ---------------------------------------------------------
