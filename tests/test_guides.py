@@ -39,6 +39,9 @@ TRANSLATIONS = [
     (ROOT / "docs" / "migration-guide.md", ROOT / "docs" / "zh" / "migration-guide.md"),
     (ROOT / "docs" / "verification.md", ROOT / "docs" / "zh" / "verification.md"),
     (ROOT / "docs" / "pre-commit.md", ROOT / "docs" / "zh" / "pre-commit.md"),
+    (ROOT / "docs" / "commands.md", ROOT / "docs" / "zh" / "commands.md"),
+    (ROOT / "docs" / "measurements.md", ROOT / "docs" / "zh" / "measurements.md"),
+    (ROOT / "docs" / "layout.md", ROOT / "docs" / "zh" / "layout.md"),
 ]
 
 
