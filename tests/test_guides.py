@@ -42,6 +42,12 @@ TRANSLATIONS = [
     (ROOT / "docs" / "commands.md", ROOT / "docs" / "zh" / "commands.md"),
     (ROOT / "docs" / "measurements.md", ROOT / "docs" / "zh" / "measurements.md"),
     (ROOT / "docs" / "layout.md", ROOT / "docs" / "zh" / "layout.md"),
+    (ROOT / "docs" / "editors.md", ROOT / "docs" / "zh" / "editors.md"),
+    (ROOT / "docs" / "fan-out.md", ROOT / "docs" / "zh" / "fan-out.md"),
+    (ROOT / "docs" / "json-output.md", ROOT / "docs" / "zh" / "json-output.md"),
+    (ROOT / "docs" / "performance.md", ROOT / "docs" / "zh" / "performance.md"),
+    (ROOT / "docs" / "release-changes.md", ROOT / "docs" / "zh" / "release-changes.md"),
+    (ROOT / "docs" / "robustness.md", ROOT / "docs" / "zh" / "robustness.md"),
 ]
 
 
