@@ -373,9 +373,11 @@ class _LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # Ctrl-C wherever it lands (reading the tree, importing the rules): 130, as documented.
         # click itself would say "Aborted!" and exit 1, the status for findings.
+        from ms_migrate.collector import skip_the_collection_at_exit
         from ms_migrate.stdout_guard import guard_stdout
 
         guard_stdout()  # `| head` or `>&-` must not stop the run half way
+        skip_the_collection_at_exit()
         from ms_migrate.codes import DuplicateCode
         from ms_migrate.rules.base import RuleSetError
 

@@ -13,6 +13,7 @@ or instantiate a class by name, and only those are parsed (with ``ast``), once e
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from collections import defaultdict, deque
@@ -451,15 +452,17 @@ class _Assignments:
     made: dict[str, list[tuple[int, str]]]
     branches: list[tuple[range, range]]
 
-    def before(self, key: str, line: int, caller: str = "") -> list[str]:
-        """What ``key`` may hold at ``line``: the assignments above it, in order, leaving out
-        those in the other part of an `if` and `net = Wrapper(net)` (a class is not its own
-        network)."""
-        return [
-            callee
-            for end, callee in self.made.get(key, [])
-            if end < line and callee != caller and not self.exclusive(end, line)
-        ]
+    def last_before(self, key: str, line: int, caller: str = "") -> Optional[str]:
+        """What ``key`` holds at ``line``: the last assignment above it, leaving out those in the
+        other part of an `if` and `net = Wrapper(net)` (a class is not its own network). Found
+        from the nearest one up, so that a scope that assigns a name N times reads it in N
+        steps, not N squared."""
+        made = self.made.get(key, [])
+        for index in range(bisect.bisect_left(made, (line,)) - 1, -1, -1):
+            end, callee = made[index]
+            if callee != caller and not self.exclusive(end, line):
+                return callee
+        return None
 
     def exclusive(self, one: int, other: int) -> bool:
         return any(
@@ -503,8 +506,8 @@ def _classes_of(argument: ast.AST, made: _Assignments, caller: str) -> set[str]:
         return {callee} if callee else {"?"}
     key = _target_key(argument)
     if key is not None:
-        before = made.before(key, getattr(argument, "lineno", 0), caller)
-        return {before[-1]} if before else {"?"}
+        last = made.last_before(key, getattr(argument, "lineno", 0), caller)
+        return {last} if last is not None else {"?"}
     return {"?"}
 
 
@@ -530,7 +533,7 @@ def _scope_calls(scope: Scope, forwarder: Optional[str] = None, only: Optional[s
     def classes_of(argument: ast.AST, caller: str) -> set[str]:
         found = _classes_of(argument, made, caller)
         unbound = isinstance(argument, ast.Name) and argument.id in parameters
-        if found == {"?"} and unbound and not made.before(argument.id, argument.lineno):  # type: ignore[attr-defined]
+        if found == {"?"} and unbound and made.last_before(argument.id, argument.lineno) is None:  # type: ignore[attr-defined]
             return {f"{forwarder}@{parameters[argument.id]}@{argument.id}"}  # type: ignore[attr-defined]
         return found
 
