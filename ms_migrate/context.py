@@ -90,7 +90,29 @@ class FileContext:
         if not words:
             return []
         pattern = re.compile(r"\b(?:{})\b".format("|".join(sorted(map(re.escape, words)))))
-        return [node for node, _ in walk_lines(self.tree, lines_matching(self.text, pattern))]
+        pairs = list(walk_lines(self.tree, lines_matching(self.text, pattern)))
+        self._known_parents.update(pairs)
+        return [node for node, _ in pairs]
+
+    @cached_property
+    def _known_parents(self) -> dict[ast.AST, Optional[ast.AST]]:
+        """The parents ``nodes_naming`` met on its way (each node it returned with every ancestor):
+        what ``parent_of`` answers from before it builds ``parents`` for the whole file."""
+        return {}
+
+    @cached_property
+    def lineage(self) -> _Lineage:
+        """``parent_of`` as the ``.get`` of a parents map, for the helpers that walk up one."""
+        return _Lineage(self)
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The node that holds ``node``: from the parents ``nodes_naming`` met where it met
+        ``node``, else from ``parents``. A rule that asks about the few calls it looked for does
+        not pay for the whole file's map (a millisecond or two per file, on every file that
+        names `load_param_into_net`)."""
+        if "parents" not in self.__dict__ and node in self._known_parents:
+            return self._known_parents[node]
+        return self.parents.get(node)
 
     @cached_property
     def calls(self) -> list[ast.Call]:
@@ -119,7 +141,7 @@ class FileContext:
 
         if self.resolver.qualified_name(node) is None:
             return None  # most nodes: no import binds their root, and no scope need be walked
-        return self.resolver.qualified_name(node, enclosing_scopes(self.parents, node))
+        return self.resolver.qualified_name(node, enclosing_scopes(self.lineage, node))
 
     def calls_to(self, qualified: Collection[str]) -> Iterator[ast.Call]:
         """The file's calls whose callee is one of ``qualified``, in ``calls`` order. A call is
@@ -176,3 +198,13 @@ class FileContext:
             return True
         codes = self.suppressions.get(line, set())
         return ALL in codes or code in codes or code.startswith(tuple(codes))
+
+
+@dataclass(frozen=True)
+class _Lineage:
+    """``FileContext.parent_of`` as the ``.get`` of a parents map."""
+
+    ctx: FileContext
+
+    def get(self, node: ast.AST) -> Optional[ast.AST]:
+        return self.ctx.parent_of(node)

@@ -168,3 +168,29 @@ def test_the_lines_a_pattern_matches_are_counted_as_ast_counts_them() -> None:
     assert walking.lines_matching(text, re.compile(r"\bset_device\b")) == [2, 4]
     # A bare carriage return ends a line for Python: every line is given, none is missed.
     assert walking.lines_matching("a\rb = set_device\n", re.compile("set_device")) == [1, 2, 3]
+
+
+def test_the_parents_of_what_a_rule_looked_for_come_from_its_walk_and_agree_with_the_whole_map() -> None:
+    """A rule that asks `calls_to` and then about the calls it got (their parent, their scopes)
+    is answered from the statements `nodes_naming` walked; the whole file's parents map is not
+    built for it, and every answer is the one that map gives."""
+    from ms_migrate.context import FileContext
+    from ms_migrate.versions import Version
+
+    text = (
+        "import mindspore as ms\n\n\nclass Net:\n    def load(self, params):\n"
+        "        missing = ms.load_param_into_net(self, params)\n        return missing\n\n\n"
+        "def other(ms):\n    return ms.load_param_into_net(1, 2)\n\n\n"
+        + "".join(f"x{index} = [i * {index} for i in range(3)]\n" for index in range(50))
+        + "print(ms.load_param_into_net(net, p))\n"
+    )
+    ctx = FileContext(text, Version(2, 10))
+    calls = list(ctx.calls_to({"mindspore.load_param_into_net"}))
+    assert sorted(call.lineno for call in calls) == [6, 64]  # not the one where `ms` is a parameter
+    parents = [ctx.parent_of(call) for call in sorted(calls, key=lambda call: call.lineno)]
+    assert "parents" not in ctx.__dict__
+    assert isinstance(parents[0], ast.Assign) and isinstance(parents[1], ast.Call)
+    known = dict(ctx._known_parents)
+    assert len(known) < len(ctx.nodes) / 4  # only the statements that name it
+    full = ctx.parents
+    assert all(full.get(node) is parent for node, parent in known.items())

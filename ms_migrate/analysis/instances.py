@@ -11,7 +11,7 @@ import ast
 from collections.abc import Collection, Iterator
 from typing import Optional
 
-from ms_migrate.analysis.names import SCOPE_TYPES
+from ms_migrate.analysis.names import SCOPE_TYPES, ParentLookup
 from ms_migrate.context import FileContext
 
 
@@ -33,7 +33,7 @@ class InstancesOf:
             return False
         if key in self.bindings:
             return self.bindings[key]
-        function = _scope(self.ctx.parents, at, SCOPE_TYPES)
+        function = _scope(self.ctx.lineage, at, SCOPE_TYPES)
         if not isinstance(receiver, ast.Name) or function is None or receiver.id in _parameters(function):
             return False
         return self.bindings.get((id(None), receiver.id), False)  # a module-level name the function reads
@@ -64,9 +64,9 @@ class InstancesOf:
         """Where ``receiver`` is bound: its function (or the module) for a name, its class for a
         `self.` attribute."""
         if isinstance(receiver, ast.Name):
-            return (id(_scope(self.ctx.parents, at, SCOPE_TYPES)), receiver.id)
+            return (id(_scope(self.ctx.lineage, at, SCOPE_TYPES)), receiver.id)
         if isinstance(receiver, ast.Attribute) and getattr(receiver.value, "id", None) == "self":
-            return (id(_scope(self.ctx.parents, at, (ast.ClassDef,))), f"self.{receiver.attr}")
+            return (id(_scope(self.ctx.lineage, at, (ast.ClassDef,))), f"self.{receiver.attr}")
         return None
 
 
@@ -87,7 +87,7 @@ def _bound(target: ast.AST) -> Iterator[ast.AST]:
         yield target
 
 
-def _scope(parents: dict[ast.AST, ast.AST], node: ast.AST, kinds: tuple[type, ...]) -> Optional[ast.AST]:
+def _scope(parents: ParentLookup, node: ast.AST, kinds: tuple[type, ...]) -> Optional[ast.AST]:
     current = parents.get(node)
     while current is not None and not isinstance(current, kinds):
         current = parents.get(current)

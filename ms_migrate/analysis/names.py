@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Optional, Protocol, Union
 
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import source_lines
@@ -32,7 +32,13 @@ def dotted_name(node: ast.AST) -> Optional[str]:
     return None
 
 
-def enclosing_scopes(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[Scope]:
+class ParentLookup(Protocol):
+    """What holds a node: a parents dict, or ``FileContext.lineage``."""
+
+    def get(self, node: ast.AST, /) -> Optional[ast.AST]: ...
+
+
+def enclosing_scopes(parents: ParentLookup, node: ast.AST) -> list[Scope]:
     """The functions and lambdas around ``node``, innermost first: where a local name can shadow
     a module-level import."""
     scopes: list[Scope] = []
@@ -44,7 +50,7 @@ def enclosing_scopes(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[Sco
     return scopes
 
 
-def compiled_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> Optional[ast.FunctionDef]:
+def compiled_function(parents: ParentLookup, node: ast.AST) -> Optional[ast.FunctionDef]:
     """The `construct` or jit-decorated function around ``node``, which GRAPH mode compiles (and
     where 1.x cannot build a GradOperation, a Cell or a ParameterTuple), or None."""
     for scope in enclosing_scopes(parents, node):

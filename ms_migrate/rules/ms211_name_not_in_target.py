@@ -408,7 +408,7 @@ class _Finder:
 
     def _call_of(self, node: ast.AST) -> Optional[ast.Call]:
         """The call ``node`` is the callee of; a bare decorator is a call with one argument."""
-        parent = self.ctx.parents.get(node)
+        parent = self.ctx.parent_of(node)
         if isinstance(parent, ast.Call) and parent.func is node:
             return parent
         if (
@@ -431,7 +431,7 @@ class _Finder:
         if uses is None:
             return f"{local} is bound more than once in this file"
         for use in uses:
-            parent = self.ctx.parents.get(use)
+            parent = self.ctx.parent_of(use)
             if not (isinstance(parent, ast.Attribute) and parent.value is use):
                 return f"line {use.lineno}: {local} is used as a value"
             old, new = f"{old_module}.{parent.attr}", f"{new_module}.{parent.attr}"

@@ -88,7 +88,7 @@ class LoadParamIntoNetResult(Rule):
         proven = facts.proven.get(PROOF) == "equal"
         discard = _LazyDiscard(ctx)
         for call in ctx.calls_to(LOAD):
-            parent = ctx.parents.get(call)
+            parent = ctx.parent_of(call)
             if returns == "tuple":
                 found = self._pair(call, parent, facts, ctx, lines, proven, discard)
             else:
