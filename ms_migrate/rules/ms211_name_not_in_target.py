@@ -151,19 +151,31 @@ class Missing:
         `functional` names nothing missing. Each form is looked for once per text."""
         if "\r" in text:  # CRLF, or an old Mac file's bare CRs: lines as `^` finds them
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        tokens = set(_IDENTIFIER.findall(text))
+        # Only a word after a dot or in a from-import can be found below: those are the
+        # candidates, rather than every identifier of the text (a third of the cost of it all).
+        imported = [
+            (module, item.split(" as ")[0].strip().strip("()\\").strip())
+            for module, listed in _FROM_IMPORT.findall(text)
+            for item in listed.split(",")
+        ]
+        candidates = set(_ATTRIBUTE.findall(text)).union(name for _, name in imported)
+        present: dict[str, bool] = {}  # the same few parts (`mindspore`, `ops`) for most words
+
+        def written(part: str) -> bool:
+            found = present.get(part)
+            if found is None:
+                found = present[part] = part in text
+            return found
+
         words = {
             word
-            for word in tokens.intersection(self.spellings)
-            if any(parts <= tokens for parts in self.spellings[word])
+            for word in candidates.intersection(self.spellings)
+            if any(all(map(written, parts)) for parts in self.spellings[word])
         }
         if not words:
             return False
-        for module, listed in _FROM_IMPORT.findall(text):
-            for item in listed.split(","):
-                name = item.split(" as ")[0].strip().strip("()\\").strip()
-                if name in words and module in self.parents[name]:
-                    return True
+        if any(name in words and module in self.parents[name] for module, name in imported):
+            return True
         aliases: Optional[dict[str, set[str]]] = None
         attribute = re.compile(r"\.\s*({})\b".format("|".join(sorted(words))))
         for match in attribute.finditer(text):
@@ -180,7 +192,6 @@ class Missing:
         return False
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
 
 
