@@ -52,8 +52,9 @@ REASONS = registry(
         "become a generated `def` that selects from every input's gradient (see MSR022 for where "
         "that is not done). `sens_param=True` maps to GradOperation's `sens_param=True` on those "
         "first three forms, the sens staying the last call argument. Input and weight gradients "
-        "together, return_ids, and sens_param with other positions or with has_aux are left for a "
-        "hand conversion, and so is a grad called inside `construct` or a jit function: "
+        "together, return_ids, sens_param with other positions or with has_aux, and a grad of a grad "
+        "(`grad(grad(f))`) are left for a hand conversion, and so is a grad called inside "
+        "`construct` or a jit function: "
         "MindSpore 1.7's GRAPH mode cannot compile a GradOperation built there.",
     ),
     Reason(
@@ -73,6 +74,23 @@ REASONS = registry(
         "methods of its own parameters, so that a second forward computes the same values.",
     ),
 )
+
+_NESTED_REFUSED = (
+    "a gradient of a gradient (`grad(grad(f))`): the sites are nested, and each one's GradOperation "
+    "would be written over the other's; converted by hand, they are one GradOperation applied to another"
+)
+
+
+def _nested(calls: list[ast.Call]) -> set[ast.Call]:
+    """The grad calls that hold another one, or are held by one (`grad(grad(f))(x)`)."""
+    found: set[ast.Call] = set()
+    wanted = set(calls)
+    for call in calls:
+        inner = [node for node in walk(call) if node is not call and node in wanted]
+        if inner:
+            found.update([call, *inner])
+    return found
+
 
 # Operators whose result depends on a random state that a second forward would advance.
 _RANDOM = re.compile(r"dropout|random|rand|uniform|normal|bernoulli|multinomial|shuffle|gamma|poisson|choice")
@@ -211,9 +229,14 @@ class GradToGradOperation(Rule):
         made_once = _ModuleOperations(ctx.tree, parents, taken)
         hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
-        for call in ctx.calls_to(GRAD):
+        calls = list(ctx.calls_to(GRAD))
+        nested = _nested(calls)
+        for call in calls:
             if ctx.suppressed(self.code, call.func.lineno):
                 continue  # a suppressed site is not part of the fix the converted ones share
+            if call in nested:
+                found.append(REASONS["MSR021"].at(call.lineno, _NESTED_REFUSED))
+                continue
             arguments = _arguments(call)
             if isinstance(arguments, str):
                 found.append(REASONS["MSR021"].at(call.lineno, arguments))
