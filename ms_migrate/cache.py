@@ -45,9 +45,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ms_migrate import __version__
-from ms_migrate.config import Config
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
-from ms_migrate.versions import Version
 
 DIRECTORY = ".ms_migrate_cache"
 DIRECTORY_VARIABLE = "MS_MIGRATE_CACHE_DIR"  # a folder to use instead (tests, read-only trees)
@@ -95,8 +93,10 @@ def _stats(folders: Iterable[Path], pattern: str = "*") -> list[str]:
     return found
 
 
-def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: bool = True) -> str:
-    """Everything besides the file itself that decides its result."""
+def settings_digest(settings: Sequence[str]) -> str:
+    """Everything besides the file itself that decides its result: the run's settings
+    (``RunSettings.key()``, each field of it) and the code that computes it (this tool, its
+    data, the rules a project adds, the Python that parses)."""
     from ms_migrate.data import _PACKAGED, _SOURCE_TREE
 
     user_rules = [
@@ -108,14 +108,7 @@ def settings_digest(target: Version, kinds: Sequence[str], config: Config, fix: 
         *_stats([_PACKAGE]),
         *_stats([folder for folder in (_PACKAGED, _SOURCE_TREE) if folder.is_dir()]),
         *_stats(user_rules, "*.py"),
-        str(target),
-        str(config.written_for),  # what the rules for a change of meaning measure from
-        ",".join(kinds),
-        "fixes" if fix else "findings only",
-        repr(config.select),
-        repr(config.ignore),
-        repr(sorted(config.per_file_ignores.items())),
-        str(config.root),
+        *settings,
     ]
     return content_digest("\0".join(parts).encode("utf-8", "surrogateescape"))
 

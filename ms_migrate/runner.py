@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate import parsing, sources
 from ms_migrate.analysis.project import Consulted, ProjectIndex, call_names
+from ms_migrate.application.settings import RunSettings
 from ms_migrate.cache import (
     Cache,
     CachedResult,
@@ -314,7 +315,7 @@ class _Run:
         # shard decides each site as the whole run does (a network's class in another shard's file).
         self.project_paths = list(paths if project_paths is None else project_paths)
         self.texts, self.fix = texts, fix
-        digest = settings_digest(target, kinds, config, fix)
+        digest = settings_digest(RunSettings.of(target, kinds, config, fix).key())
         self.cache = None if cache_dir is None else Cache(cache_dir, digest)
         self.before = None if self.cache is None else self.cache.load_state()
         # The files as the last run found them, and as this one does, by their lstat: a file whose

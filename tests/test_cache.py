@@ -3,6 +3,7 @@ of its key, a corrupt entry is a miss, and --no-cache writes nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -13,8 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate import parsing
-from ms_migrate.cache import DIRECTORY, DIRECTORY_VARIABLE
+from ms_migrate.application.settings import RunSettings
+from ms_migrate.cache import DIRECTORY, DIRECTORY_VARIABLE, settings_digest
 from ms_migrate.cli import main
+from ms_migrate.config import Config
+from ms_migrate.versions import Version
 from tests.fixture_cases import FIXTURES
 from tests.test_speed_keeps_results import NETWORKS, STEP, TRAIN
 
@@ -329,3 +333,27 @@ def test_a_file_rewritten_with_its_old_size_and_times_is_read_again(tmp_path: Pa
     assert lint.stat().st_size == before.st_size and lint.stat().st_mtime_ns == before.st_mtime_ns
     again = _check(str(tree))
     assert "lint.py" not in again[1]
+
+
+def test_every_run_setting_reaches_the_cache_key() -> None:
+    """The cache key is made of every field of RunSettings, not a list kept by hand: a result
+    cached under one value of any of them is never served under another."""
+    config = Config(root=Path("/project"), select=("MS1",), per_file_ignores={"a.py": ("MS2",)})
+    base = RunSettings.of(Version(2, 10), ("upgrade", "lint"), config, fix=True)
+    other = {
+        "target": Version(2, 8),
+        "kinds": ("lint",),
+        "fix": False,
+        "written_for": Version(1, 10),
+        "select": ("MS2",),
+        "ignore": ("MS3",),
+        "per_file_ignores": (("b.py", ("MS2",)),),
+        "root": Path("/elsewhere"),
+    }
+    assert set(other) == {field.name for field in dataclasses.fields(RunSettings)}, "a new field: add it here"
+    key = settings_digest(base.key())
+    for name, value in other.items():
+        assert settings_digest(dataclasses.replace(base, **{name: value}).key()) != key, name
+    # Read from the configuration, as the run reads it.
+    written = dataclasses.replace(config, written_for=Version(1, 10), ignore=("MS3",))
+    assert RunSettings.of(Version(2, 10), ("upgrade", "lint"), written).key() != base.key()
