@@ -25,6 +25,8 @@ from typing import Any, ClassVar, Optional
 import click
 
 from ms_migrate import __version__, sources
+from ms_migrate.application.explain import code_named, explanation
+from ms_migrate.application.target import TargetError, resolve_target
 from ms_migrate.baseline import Baseline, BaselineError
 from ms_migrate.baseline import Finding as BaselineFinding
 from ms_migrate.baseline import dumps as baseline_dumps
@@ -57,12 +59,8 @@ from ms_migrate.runner import (
     write_outcome,
 )
 from ms_migrate.versions import (
-    DetectedTarget,
     Version,
     default_target,
-    detect_target,
-    newest_allowed,
-    newest_known,
     parse_target,
 )
 
@@ -122,75 +120,6 @@ class _OutputFile(click.Path):
 OUTPUT_FILE = _OutputFile()
 
 
-def _resolve_target(
-    explicit: Optional[Version],
-    paths: tuple[Path, ...],
-    err: Stream,
-    needs_target: bool = False,
-    reads_only: bool = False,
-    from_version: Optional[Version] = None,
-) -> tuple[Version, str, Optional[Version]]:
-    """The version to write code for: --target-version, else the project's lowest allowed one,
-    else the default (unless ``needs_target``: downgrade's default would leave every file as is).
-    Also the release the code is written for (``from_version``, else the pin where the target is
-    another release, as a 1.10 project upgraded to 2.10 or a 2.8 one downgraded to 1.10), which
-    the rules for a change of meaning measure from: None where nothing says it.
-
-    The tool never writes code that a version the project allows cannot run, so a pin without a
-    lower bound needs --target-version to write anything; what only reads (``reads_only``:
-    `check`, the language server) checks for the newest version it allows, and says so (a pin
-    such as `mindspore <= 2.3.0` stopped every command). A --target-version above the lowest
-    allowed warns. A
-    bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
-    newer than the newest known is taken, with a warning: the tables read it as the newest known.
-    Returns the version, how it was found (for --format json and SARIF), and the written-for release.
-    """
-    detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
-    if explicit is not None:
-        if detected is not None and detected.version is not None and explicit > detected.version:
-            err.print(
-                f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
-                f"the project allows ({detected.source}); the output may not run there"
-            )
-        target, source = explicit, "explicit"
-    elif detected is not None and detected.version is not None:
-        source = f"lowest allowed by {detected.source}"
-        err.print(f"target MindSpore {detected.version} ({source})")
-        target = detected.version
-    elif detected is not None and not detected.unpinned:
-        newest = newest_allowed(detected.pin.specifier) if reads_only else None
-        if newest is None:
-            raise click.UsageError(
-                f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
-                "pass --target-version"
-            )
-        source = f"newest allowed by {detected.source}, which sets no lower bound"
-        err.print(f"target MindSpore {newest} ({source}; use --target-version for an older one)")
-        target = newest
-    else:
-        if detected is not None:
-            why = f"{detected.pin.file} names {detected.pin.package} without a version"
-        else:
-            why = "no mindspore pin found"
-        if needs_target:
-            raise click.UsageError(
-                f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
-                f"{default_target()}, would leave every file as is)"
-            )
-        target, source = default_target(), f"default: {why}"
-        err.print(f"target MindSpore {target} ({source}; use --target-version)")
-    newest = newest_known()
-    if target > newest:
-        err.print(
-            f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
-            f"using what it knows of {newest}"
-        )
-    written_for = from_version
-    if written_for is None and detected is not None and detected.version not in (None, target):
-        written_for = detected.version
-    return target, source, written_for
-
-
 def _start(
     paths: tuple[Path, ...],
     target_version: Optional[Version],
@@ -220,9 +149,12 @@ def _start(
         raise click.UsageError(str(error)) from None
     explicit = target_version or config.target_version
     # Even with -q: the target decides what is written, so a run never hides which one it chose.
-    target, source, written_for = _resolve_target(
-        explicit, paths, err, needs_target, reads_only, config.written_for
-    )
+    try:
+        target, source, written_for = resolve_target(
+            explicit, paths, err, needs_target, reads_only, config.written_for
+        )
+    except TargetError as error:
+        raise click.UsageError(str(error)) from None
     if source == "explicit":
         source = "--target-version" if target_version is not None else f"{config.source}: target-version"
     config = dataclasses.replace(config, written_for=written_for)
@@ -1219,52 +1151,12 @@ def build_catalogue(out: Path) -> None:
     click.echo(f"{out}: {len(written['entries'])} entries (MindSpore {written['mindspore']})")
 
 
-def _code_named(name: str) -> Optional[str]:
-    """The code ``name`` stands for: a code in any case, a reason's or rule's name, a rule's title."""
-    code = name.strip().upper()
-    reasons, notes, rules = all_reasons(), all_notes(), all_rules()
-    if code in reasons or code in notes or any(rule.code == code for rule in rules):
-        return code
-    typed = name.strip().casefold()
-    slug = typed.replace("_", "-")  # inherited_grad as well as inherited-grad
-    for code, reason in reasons.items():
-        if reason.slug == slug:
-            return code
-    for rule in rules:
-        if slug == rule.name or typed == rule.title.casefold():
-            return rule.code
-    return None
-
-
-def explanation(code: str) -> str:
-    """What `ms-migrate explain CODE` prints for a known ``code`` (the language server's hover
-    shows the same text)."""
-    reasons, notes = all_reasons(), all_notes()
-    if code in reasons:
-        reason = reasons[code]
-        return f"{code} ({reason.slug}): {reason.summary}\n\n{reason.explanation}"
-    if code in notes:
-        return f"{code}: {notes[code].text}"
-    rule = rule_for(code)
-    lines = [
-        f"{rule.code} ({rule.name}): {rule.title}\n",
-        f"Kind: {rule.kind}. Applies to {rule.targets.describe()}.\n",
-        rule.description + "\n",
-    ]
-    for label, examples in (("Flagged", rule.examples.invalid), ("Accepted", rule.examples.valid)):
-        for example in examples:
-            lines.append(f"{label} ({example.setting}):\n{example.code}")
-            if example.fixed is not None:
-                lines.append(f"Fixed to:\n{example.fixed}")
-    return "\n".join(lines)
-
-
 @main.command()
 @click.argument("code", metavar="CODE|NAME")
 @_INFO_FORMAT
 def explain(code: str, output_format: str) -> None:
     """Explain a rule or a reason code, by code or name (MS101, MSR006, inherited-grad, empty-weights)."""
-    found = _code_named(code)
+    found = code_named(code)
     if found is None:
         raise click.UsageError(
             f"no rule, reason or note is called {code!r}; `ms-migrate rules` lists every code and name"

@@ -100,7 +100,8 @@ def _set_project(paths: Sequence[Path]) -> None:
     _project = ProjectIndex(paths)
 
 
-def _rules_for(path: Path, config: Config, kinds: Sequence[str]) -> list[Rule]:
+def rules_for(path: Path, config: Config, kinds: Sequence[str]) -> list[Rule]:
+    """The rules of ``kinds`` that the configuration enables for ``path``."""
     return [rule for rule in rules_of_kind(kinds) if config.enabled(rule.code, path)]
 
 
@@ -117,7 +118,7 @@ def upgrade_file(
         source = sources.read_source(path)
     except sources.SourceError as error:
         return FileOutcome(path, error=str(error))
-    return _migrate_source(source, target, _rules_for(path, config, kinds), config, fix)
+    return migrate_source(source, target, rules_for(path, config, kinds), config, fix)
 
 
 def migrate_bytes(
@@ -131,7 +132,7 @@ def migrate_bytes(
         source = sources.source_from_bytes(name, raw)
     except sources.SourceError as error:
         return FileOutcome(name, error=str(error)), None
-    outcome = _migrate_source(source, target, _rules_for(name, config, kinds), config)
+    outcome = migrate_source(source, target, rules_for(name, config, kinds), config)
     if outcome.error is not None or not outcome.changed:
         return outcome, raw
     return outcome, source.encode(outcome.after)
@@ -168,9 +169,11 @@ def syntax_error_of(source: sources.SourceFile) -> Optional[FileOutcome]:
     return None
 
 
-def _migrate_source(
+def migrate_source(
     source: sources.SourceFile, target: Version, rules: list[Rule], config: Config, fix: bool = True
 ) -> FileOutcome:
+    """One file's outcome under ``rules``: its findings as the configuration keeps them, and its
+    rewrite where ``fix``; a text Python rejects, or a bug of ours, is the file's error."""
     path = source.path
     project = _project.tracking()
     try:
@@ -216,7 +219,7 @@ def migrate_declining(
 ) -> FileResult:
     """The rules again on the text ``outcome`` was made from, with the ``declined`` sites (code,
     line) suppressed (``upgrade --interactive``); in the parent, with the run's files at hand."""
-    rules = _rules_for(outcome.path, config, kinds)
+    rules = rules_for(outcome.path, config, kinds)
     written_for = config.written_for
     return run_rules(
         outcome.before, target, rules, _project, outcome.path, declined=declined, written_for=written_for
@@ -447,15 +450,15 @@ class _Run:
         )
 
     def _rules(self, path: Path) -> list[Rule]:
-        return _rules_for(path, self.config, self.kinds)
+        return rules_for(path, self.config, self.kinds)
 
     @cached_property
     def _rules_on_target(self) -> list[Rule]:
         return self._rules(Path())  # no per-file ignores: the same for every path
 
     def migrate(self, source: sources.SourceFile) -> FileOutcome:
-        rules = _rules_for(source.path, self.config, self.kinds)
-        return _migrate_source(source, self.target, rules, self.config, self.fix)
+        rules = rules_for(source.path, self.config, self.kinds)
+        return migrate_source(source, self.target, rules, self.config, self.fix)
 
     @cached_property
     def state(self) -> RunState:
@@ -694,7 +697,7 @@ def _release_fixed(outcome: FileOutcome, target: Version, config: Config, kinds:
     downgrade runs BEFORE as it is, on the newest runtime, which has what it names."""
     if "downgrade" in kinds:
         return FileResult(outcome.before)
-    rules = [rule for rule in _rules_for(outcome.path, config, kinds) if rule.release_fix]
+    rules = [rule for rule in rules_for(outcome.path, config, kinds) if rule.release_fix]
     if not rules:
         return FileResult(outcome.before)
     try:

@@ -126,7 +126,9 @@ def _is_virtualenv(directory: Path) -> bool:
         return False
 
 
-def _excluded(path: Path, excludes: Iterable[str]) -> bool:
+def excluded(path: Path, excludes: Iterable[str]) -> bool:
+    """Whether an `exclude` pattern matches ``path``: the whole of it, its name, or a folder on
+    the way to it (`build` leaves out `a/build/x.py`), as ruff's `exclude` does."""
     text = path.as_posix()
     return any(
         fnmatch.fnmatch(text, pattern)
@@ -297,7 +299,7 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
     seen: set[Path] = set()
     for root in paths:
         if root.is_file() or not root.exists():
-            if not _excluded(root, excludes) and root not in seen:
+            if not excluded(root, excludes) and root not in seen:
                 seen.add(root)
                 yield root
             continue
@@ -317,7 +319,7 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                 if entry.name not in SKIPPED_DIRECTORIES
                 and not entry.name.endswith(".egg-info")
                 and not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))  # a virtualenv
-                and not (excludes and _excluded(Path(entry.path), excludes))
+                and not (excludes and excluded(Path(entry.path), excludes))
                 and not ignores.ignored_in(directory, real_here, entry, is_dir=True)
             ]
             folders[:] = sorted(kept, key=lambda entry: entry.name)
@@ -330,7 +332,7 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                     continue
                 path = Path(entry.path)
                 if (
-                    not (excludes and _excluded(path, excludes))
+                    not (excludes and excluded(path, excludes))
                     and path not in seen
                     and not ignores.ignored_in(directory, real_here, entry, is_dir=False)
                 ):

@@ -28,7 +28,7 @@ from ms_migrate.lsp.buffers import Buffer, cell_texts
 from ms_migrate.lsp.settings import Settings
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rules.base import all_rules
-from ms_migrate.runner import FileOutcome, _migrate_source, _rules_for, migrate_declining, syntax_error_of
+from ms_migrate.runner import FileOutcome, migrate_declining, migrate_source, rules_for, syntax_error_of
 
 Site = tuple[str, int]  # (code, line): how the engine and `upgrade -i` name a site
 SYNTAX_ERROR = "syntax-error"  # the code of the one diagnostic a buffer that does not parse gets
@@ -62,7 +62,7 @@ class Analysis:
             relative = path.relative_to(config.root) if config.root else path
         except ValueError:
             relative = path
-        return sources._excluded(relative, config.exclude)  # as `discover` skips a file named to it
+        return sources.excluded(relative, config.exclude)  # as `discover` skips a file named to it
 
     @cached_property
     def outcome(self) -> FileOutcome:
@@ -71,8 +71,8 @@ class Analysis:
         broken = syntax_error_of(self.buffer.source)
         if broken is not None:
             return broken
-        rules = _rules_for(self.buffer.path, self.settings.config, UPGRADE_KINDS)
-        return _migrate_source(
+        rules = rules_for(self.buffer.path, self.settings.config, UPGRADE_KINDS)
+        return migrate_source(
             self.buffer.source, self.settings.target, rules, self.settings.config, fix=False
         )
 

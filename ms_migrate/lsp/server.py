@@ -257,7 +257,7 @@ class MigrateServer(LanguageServer):
         )
 
     def explain(self, item: Diagnostic) -> str:
-        from ms_migrate.cli import explanation
+        from ms_migrate.application.explain import explanation
         from ms_migrate.codes import registry
 
         parts = [f"**{item.code}** {item.message}"]

@@ -1,6 +1,6 @@
 """What `check` would run a file under: its project's configuration, target version and baseline.
 
-Read from disk as `check PATH` reads them (``load_config``, the pins through ``_resolve_target``,
+Read from disk as `check PATH` reads them (``load_config``, the pins through ``resolve_target``,
 ``Baseline.loads``), never from the buffer. A folder's settings are kept until one of the files
 they were read from changes: every request compares the files' signatures (a few ``stat`` calls),
 so an edit to ``pyproject.toml``, a pin or the baseline takes effect on the next analysis even
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-import click
-
 from ms_migrate import sources
+from ms_migrate.application.target import TargetError, resolve_target
 from ms_migrate.baseline import Baseline, BaselineError
 from ms_migrate.config import NO_CONFIG, Config, ConfigError, load_config
 from ms_migrate.project_root import project_folders
@@ -62,19 +61,17 @@ def _signature(path: Path, baseline: Optional[Path]) -> Signature:
 
 def read_settings(path: Path) -> Settings:
     """The settings `check --stdin-filename PATH -` runs under (the target as it resolves it)."""
-    from ms_migrate.cli import _resolve_target  # one resolution of the target for every front end
-
     try:
         config = load_config(path)
     except ConfigError as error:
         return Settings(NO_CONFIG, default_target(), problem=str(error))
     try:
         quiet = Stream(stderr=True, quiet=True)
-        resolved = _resolve_target(
+        resolved = resolve_target(
             config.target_version, (path,), quiet, reads_only=True, from_version=config.written_for
         )
-    except click.UsageError as error:
-        return Settings(config, default_target(), problem=error.format_message())
+    except TargetError as error:
+        return Settings(config, default_target(), problem=str(error))
     target, _, written_for = resolved
     config = dataclasses.replace(config, written_for=written_for)
     if config.baseline is None:

@@ -1,0 +1,91 @@
+"""Which MindSpore a run writes for, and which release the code was written for: one resolution
+for every front end (the command line, the language server), from --target-version, the
+configuration and the project's MindSpore pin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.report import Stream
+from ms_migrate.versions import (
+    DetectedTarget,
+    Version,
+    default_target,
+    detect_target,
+    newest_allowed,
+    newest_known,
+)
+
+
+class TargetError(Exception):
+    """No target can be settled without the user: the message says what to pass."""
+
+
+def resolve_target(
+    explicit: Optional[Version],
+    paths: tuple[Path, ...],
+    err: Stream,
+    needs_target: bool = False,
+    reads_only: bool = False,
+    from_version: Optional[Version] = None,
+) -> tuple[Version, str, Optional[Version]]:
+    """The version to write code for: --target-version, else the project's lowest allowed one,
+    else the default (unless ``needs_target``: downgrade's default would leave every file as is).
+    Also the release the code is written for (``from_version``, else the pin where the target is
+    another release, as a 1.10 project upgraded to 2.10 or a 2.8 one downgraded to 1.10), which
+    the rules for a change of meaning measure from: None where nothing says it.
+
+    The tool never writes code that a version the project allows cannot run, so a pin without a
+    lower bound needs --target-version to write anything; what only reads (``reads_only``:
+    `check`, the language server) checks for the newest version it allows, and says so (a pin
+    such as `mindspore <= 2.3.0` stopped every command). A --target-version above the lowest
+    allowed warns. A
+    bare `mindspore` sets no bound at all (pip takes the newest), so the default stands. A version
+    newer than the newest known is taken, with a warning: the tables read it as the newest known.
+    Returns the version, how it was found (for --format json and SARIF), and the written-for release.
+    """
+    detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
+    if explicit is not None:
+        if detected is not None and detected.version is not None and explicit > detected.version:
+            err.print(
+                f"warning: target {explicit} is above MindSpore {detected.version}, the lowest version "
+                f"the project allows ({detected.source}); the output may not run there"
+            )
+        target, source = explicit, "explicit"
+    elif detected is not None and detected.version is not None:
+        source = f"lowest allowed by {detected.source}"
+        err.print(f"target MindSpore {detected.version} ({source})")
+        target = detected.version
+    elif detected is not None and not detected.unpinned:
+        newest = newest_allowed(detected.pin.specifier) if reads_only else None
+        if newest is None:
+            raise TargetError(
+                f"{detected.source}: MindSpore has no lower bound, so the oldest runtime is unknown; "
+                "pass --target-version"
+            )
+        source = f"newest allowed by {detected.source}, which sets no lower bound"
+        err.print(f"target MindSpore {newest} ({source}; use --target-version for an older one)")
+        target = newest
+    else:
+        if detected is not None:
+            why = f"{detected.pin.file} names {detected.pin.package} without a version"
+        else:
+            why = "no mindspore pin found"
+        if needs_target:
+            raise TargetError(
+                f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
+                f"{default_target()}, would leave every file as is)"
+            )
+        target, source = default_target(), f"default: {why}"
+        err.print(f"target MindSpore {target} ({source}; use --target-version)")
+    newest = newest_known()
+    if target > newest:
+        err.print(
+            f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
+            f"using what it knows of {newest}"
+        )
+    written_for = from_version
+    if written_for is None and detected is not None and detected.version not in (None, target):
+        written_for = detected.version
+    return target, source, written_for
