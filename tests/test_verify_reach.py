@@ -17,9 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate.cli import main
+from ms_migrate.engine import migrate_text
 from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_pairs
-from ms_migrate.verify.imports import import_place, missing_module_hint
+from ms_migrate.verify.imports import import_place, missing_module_hint, removed_name_hint
 from ms_migrate.verify.sites import differing_sites
+from ms_migrate.versions import Version
 
 CASES = Path(__file__).parent / "verify_cases"
 
@@ -1024,3 +1026,34 @@ def _exit_for(output: str) -> int:
     remaining = re.search(r"; (\d+) findings? remaining", output)
     assert remaining is not None, output
     return 1 if int(remaining.group(1)) else 0
+
+
+def test_a_mindspore_name_the_release_lacks_is_said_so_not_to_be_installed() -> None:
+    """`from mindspore.dataset.vision import c_transforms` on 2.10 is not a package to install."""
+    hint = removed_name_hint("mindspore.dataset.vision.c_transforms", "No module named ...", "2.10.0")
+    assert hint.startswith("MindSpore 2.10.0 has no mindspore.dataset.vision.c_transforms, which a release")
+    assert "--before-version X.Y" in hint and "pip" not in hint
+    message = "cannot import name 'Validator' from 'mindspore._checkparam' (/x/_checkparam.py)"
+    assert "has no mindspore._checkparam.Validator," in removed_name_hint(
+        "mindspore._checkparam", message, "2.8.0"
+    )
+    assert removed_name_hint("sklearn", "No module named 'sklearn'", "2.10.0") == ""
+
+
+@pytest.mark.mindspore
+def test_verify_names_a_removed_mindspore_import_for_what_it_is(tmp_path: Path) -> None:
+    before = tmp_path / "before.py"
+    source = (CASES / "raises_at_import.py").read_text(encoding="utf-8")
+    before.write_text(
+        source.replace(
+            'raise RuntimeError("configuration server unreachable")',
+            "from mindspore._checkparam import Validator",
+        ),
+        encoding="utf-8",
+    )
+    after = tmp_path / "after.py"
+    after.write_text(migrate_text(before.read_text(encoding="utf-8"), Version(2, 10)).text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["verify", "--mode", "pynative", str(before), str(after)])
+    assert result.exit_code == 2, result.output
+    assert "BEFORE raised at import: ImportError" in result.output
+    assert "has no mindspore._checkparam.Validator, which a release removed or moved" in result.output

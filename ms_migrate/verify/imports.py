@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -94,6 +95,21 @@ DISTRIBUTIONS = {
     "Levenshtein": "python-Levenshtein",
     "google.protobuf": "protobuf",
 }
+
+
+def removed_name_hint(module: str, message: str, version: str) -> str:
+    """For an import of MindSpore that fails (``module``, as ImportError names it, and its
+    message): that the release verify runs lacks the name, and where its replacement is said. A
+    missing MindSpore module is not a package to install: the release removed or moved it."""
+    if module.split(".")[0] != "mindspore":
+        return ""
+    imported = re.search(r"cannot import name '(\w+)'", message)
+    name = f"{module}.{imported.group(1)}" if imported else module
+    return (
+        f"MindSpore {version} has no {name}, which a release removed or moved: code written for an "
+        f"older release runs on it with --before-version X.Y; `ms-migrate check --select MS211` "
+        f"says what replaces the name, where anything does"
+    )
 
 
 def missing_module_hint(

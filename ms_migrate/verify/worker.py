@@ -162,10 +162,18 @@ class Versions:
             self.projects.record(self.job["search_path"])
 
     def _hint(self, error: BaseException, label: str) -> str:
-        """For a module that cannot be found: the python-path entry that would find it."""
-        if not isinstance(error, ModuleNotFoundError) or not error.name:
+        """For a MindSpore name the release lacks: that it was removed or moved. For another
+        module that cannot be found: the python-path entry that would find it."""
+        if not isinstance(error, ImportError) or not error.name:
             return ""
-        from ms_migrate.verify.imports import missing_module_hint
+        from ms_migrate.verify.imports import missing_module_hint, removed_name_hint
+
+        version = getattr(sys.modules.get("mindspore"), "__version__", "")
+        removed = removed_name_hint(error.name, str(error), version or "(this release)")
+        if removed:
+            return f" ({removed})"
+        if not isinstance(error, ModuleNotFoundError):
+            return ""
 
         where = Path(self.job[f"{label}_label"])
         hint = missing_module_hint(
