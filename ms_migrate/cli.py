@@ -19,6 +19,7 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
@@ -833,106 +834,192 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
     metavar="FILE",
     help="Record every finding of this run in FILE, for --baseline; exit 0.",
 )
-def check(
-    paths: tuple[Path, ...],
-    target_version: Optional[Version],
-    exclude: tuple[str, ...],
-    jobs: int,
-    no_cache: bool,
-    quiet: bool,
-    select: tuple[str, ...],
-    ignore_codes: tuple[str, ...],
-    fmt: str,
-    stdin_filename: Optional[Path],
-    shard: Optional[Shard],
-    statistics: bool,
-    exit_zero: bool,
-    output_file: Optional[Path],
-    baseline_file: Optional[Path],
-    write_baseline: Optional[Path],
-) -> None:
+def check(**options: Any) -> None:
     """Lint only; write nothing. Report what `upgrade` would modernise and what the lint rules
     find (APIs missing on the target, keywords it does not take); [*] marks what `upgrade` fixes.
 
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
     """
+    request = CheckRequest(**options)
     err = Stream(stderr=True)
-    stdin = _stdin_name(paths, stdin_filename)
-    named = (stdin,) if stdin is not None else paths
-    target, files, summary, config, source = _start(
-        named, target_version, exclude, err, select, ignore_codes, stdin=stdin is not None, reads_only=True
-    )
-    files, every_file = _sharded(files, summary, shard)
-    baseline_path = None if write_baseline else baseline_file or config.baseline
-    baseline = _read_baseline(baseline_path)
-    reasons, notes = all_reasons(), all_notes()
-    rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
-    records: list[Record] = []
-    statuses: list[FileStatus] = []
-    cache_dir = _cache_dir(no_cache, paths)
-    # json and sarif carry fixes: they are built and validated as upgrade does. For the others
-    # MS101 builds no rewrite (no libcst at all) and marks its converted sites as fixable.
-    fix = fmt in ("json", "sarif")
-    if stdin is not None:
-        outcomes: Iterator[FileOutcome] = iter([migrate_bytes(_read_stdin(), stdin, target, config)[0]])
-    else:
-        options = {"cache_dir": cache_dir, "texts": False, "project_paths": every_file, "fix": fix}
-        outcomes = upgrade_files(files, target, False, jobs, config, **options)
-    try:
-        with _progress(err, len(files), quiet) as advance:
-            for outcome in outcomes:
-                if outcome.error:
-                    summary.errors += 1
-                    err.print(one_line(outcome.error))
-                summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
-                statuses.append(_file_status(outcome, outcome.changed))
-                path = str(outcome.path)
-                for item in outcome.diagnostics:
-                    if quiet and (item.code in notes or item.code in reasons):
-                        continue  # -q: only what to act on; notes and left-alone sites are not
-                    if item.code in rewriters:
-                        # GradOperation is not deprecated: what upgrade would rewrite is modernisable.
-                        item = dataclasses.replace(item, message=f"modernisable: {item.message}")
-                    records.append(Record(path, outcome.where(item.line), item))
-                advance()
-    except KeyboardInterrupt:
-        err.print("interrupted: nothing was written")
-        sys.exit(EXIT_INTERRUPTED)
-    if write_baseline is not None:
-        _write_baseline(write_baseline, records, target, err, files)
-        sys.exit(EXIT_ERROR if summary.errors else EXIT_OK)
+    found = _checked(request, err)
+    if request.write_baseline is not None:
+        _write_baseline(request.write_baseline, found.records, found.target, err, found.files)
+        sys.exit(EXIT_ERROR if found.summary.errors else EXIT_OK)
+    baseline = found.baseline
     in_baseline = stale = 0
+    records = found.records
     if baseline is not None:
         kept, stale = baseline.new_findings(_baseline_findings(records))
         in_baseline = len(records) - len(kept)
         records = [records[position] for position in kept]
-    modernisable = [record for record in records if record.diagnostic.code in rewriters]
-    linted = sum(record.diagnostic.code not in rewriters | set(reasons) | set(notes) for record in records)
-    if summary.errors:
-        exit_code = EXIT_ERROR
-    else:
-        exit_code = EXIT_CHANGES if (modernisable or linted) and not exit_zero else EXIT_OK
-    run = _run_info("check", target, source, config, summary, statuses, exit_code, fmt, paths)
-    run = dataclasses.replace(
-        run, baseline=None if baseline_path is None else str(baseline_path), in_baseline=in_baseline
+    counts = _CheckCounts.of(records, found.summary)
+    exit_code = counts.exit_code(request.exit_zero)
+    run = _run_info(
+        "check",
+        found.target,
+        found.source,
+        found.config,
+        found.summary,
+        found.statuses,
+        exit_code,
+        request.fmt,
+        request.paths,
     )
-    _emit(render_statistics(records, fmt) if statistics else render(records, fmt, run), output_file)
-    if not quiet:
-        files_with = len({record.path for record in modernisable})
-        fixable = sum(record.diagnostic.fixable for record in records)
-        line = (
-            f"{len(modernisable)} modernisable site{'s' * (len(modernisable) != 1)} "
-            f"in {files_with} file{'s' * (files_with != 1)}, "
-            f"{linted} lint finding{'s' * (linted != 1)}, {fixable} fixable [*] "
-            f"({summary.files_seen} checked; fix with `ms-migrate upgrade`)"
+    run = dataclasses.replace(
+        run,
+        baseline=None if found.baseline_path is None else str(found.baseline_path),
+        in_baseline=in_baseline,
+    )
+    rendered = (
+        render_statistics(records, request.fmt) if request.statistics else render(records, request.fmt, run)
+    )
+    _emit(rendered, request.output_file)
+    if not request.quiet:
+        err.print(counts.sentence(baseline is not None, in_baseline, stale))
+    sys.exit(exit_code)
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What one `check` was asked, as its options parse."""
+
+    paths: tuple[Path, ...]
+    target_version: Optional[Version] = None
+    exclude: tuple[str, ...] = ()
+    jobs: int = 0
+    no_cache: bool = False
+    quiet: bool = False
+    select: tuple[str, ...] = ()
+    ignore_codes: tuple[str, ...] = ()
+    fmt: str = "text"
+    stdin_filename: Optional[Path] = None
+    shard: Optional[Shard] = None
+    statistics: bool = False
+    exit_zero: bool = False
+    output_file: Optional[Path] = None
+    baseline_file: Optional[Path] = None
+    write_baseline: Optional[Path] = None
+
+
+@dataclass
+class _Checked:
+    """What the rules found in a `check`'s files, before the baseline: one record per finding."""
+
+    target: Version
+    source: str  # how the target was found
+    config: Config
+    files: list[Path]
+    summary: Summary
+    baseline_path: Optional[Path]
+    baseline: Optional[Baseline]  # read before the run: a bad one stops it before any work
+    records: list[Record] = dataclasses.field(default_factory=list)
+    statuses: list[FileStatus] = dataclasses.field(default_factory=list)
+
+
+def _checked(request: CheckRequest, err: Stream) -> _Checked:
+    stdin = _stdin_name(request.paths, request.stdin_filename)
+    named = (stdin,) if stdin is not None else request.paths
+    target, files, summary, config, source = _start(
+        named,
+        request.target_version,
+        request.exclude,
+        err,
+        request.select,
+        request.ignore_codes,
+        stdin=stdin is not None,
+        reads_only=True,
+    )
+    files, every_file = _sharded(files, summary, request.shard)
+    baseline_path = None if request.write_baseline else request.baseline_file or config.baseline
+    baseline = _read_baseline(baseline_path)
+    found = _Checked(target, source, config, files, summary, baseline_path, baseline)
+    # -q reports only what to act on: not the notes, nor the sites left alone.
+    quieted = set(all_reasons()) | set(all_notes()) if request.quiet else set()
+    rewriters = _rewriters()
+    # json and sarif carry fixes: they are built and validated as upgrade does. For the others
+    # MS101 builds no rewrite (no libcst at all) and marks its converted sites as fixable.
+    fix = request.fmt in ("json", "sarif")
+    if stdin is not None:
+        outcomes: Iterator[FileOutcome] = iter([migrate_bytes(_read_stdin(), stdin, target, config)[0]])
+    else:
+        cache_dir = _cache_dir(request.no_cache, request.paths)
+        options = {"cache_dir": cache_dir, "texts": False, "project_paths": every_file, "fix": fix}
+        outcomes = upgrade_files(files, target, False, request.jobs, config, **options)
+    try:
+        with _progress(err, len(files), request.quiet) as advance:
+            for outcome in outcomes:
+                _take(found, outcome, quieted, rewriters, err)
+                advance()
+    except KeyboardInterrupt:
+        err.print("interrupted: nothing was written")
+        sys.exit(EXIT_INTERRUPTED)
+    return found
+
+
+def _take(found: _Checked, outcome: FileOutcome, quieted: set[str], rewriters: set[str], err: Stream) -> None:
+    """One file's outcome into the records, less the ``quieted`` codes; what upgrade would
+    rewrite (``rewriters``) is modernisable: GradOperation is not deprecated."""
+    if outcome.error:
+        found.summary.errors += 1
+        err.print(one_line(outcome.error))
+    found.summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
+    found.statuses.append(_file_status(outcome, outcome.changed))
+    for item in outcome.diagnostics:
+        if item.code in quieted:
+            continue
+        if item.code in rewriters:
+            item = dataclasses.replace(item, message=f"modernisable: {item.message}")
+        found.records.append(Record(str(outcome.path), outcome.where(item.line), item))
+
+
+def _rewriters() -> set[str]:
+    return {rule.code for rule in all_rules() if rule.kind != "lint"}
+
+
+@dataclass(frozen=True)
+class _CheckCounts:
+    """What `check` counts of the records it reports: the exit code and the closing sentence."""
+
+    modernisable: int
+    files_with: int  # files with a modernisable site
+    linted: int
+    fixable: int
+    errors: int
+    seen: int
+
+    @classmethod
+    def of(cls, records: list[Record], summary: Summary) -> _CheckCounts:
+        rewriters = _rewriters()
+        modernisable = [record for record in records if record.diagnostic.code in rewriters]
+        left = rewriters | set(all_reasons()) | set(all_notes())
+        return cls(
+            modernisable=len(modernisable),
+            files_with=len({record.path for record in modernisable}),
+            linted=sum(record.diagnostic.code not in left for record in records),
+            fixable=sum(record.diagnostic.fixable for record in records),
+            errors=summary.errors,
+            seen=summary.files_seen,
         )
-        if baseline is not None:
+
+    def exit_code(self, exit_zero: bool) -> int:
+        if self.errors:
+            return EXIT_ERROR
+        return EXIT_CHANGES if (self.modernisable or self.linted) and not exit_zero else EXIT_OK
+
+    def sentence(self, with_baseline: bool, in_baseline: int, stale: int) -> str:
+        line = (
+            f"{self.modernisable} modernisable site{'s' * (self.modernisable != 1)} "
+            f"in {self.files_with} file{'s' * (self.files_with != 1)}, "
+            f"{self.linted} lint finding{'s' * (self.linted != 1)}, {self.fixable} fixable [*] "
+            f"({self.seen} checked; fix with `ms-migrate upgrade`)"
+        )
+        if with_baseline:
             line += f"; {in_baseline} in the baseline, not shown"
             if stale:
                 line += f" ({stale} of its entries are fixed now: --write-baseline to drop them)"
-        err.print(line)
-    sys.exit(exit_code)
+        return line
 
 
 def _arguments() -> tuple[str, ...]:
