@@ -440,185 +440,292 @@ def downgrade(**options: Any) -> None:
     _migrate(DOWNGRADE_KINDS, **options)
 
 
-def _migrate(
-    kinds: tuple[str, ...],
-    paths: tuple[Path, ...],
-    dry_run: bool,
-    target_version: Optional[Version],
-    exclude: tuple[str, ...],
-    jobs: int,
-    no_cache: bool,
-    quiet: bool,
-    select: tuple[str, ...],
-    ignore_codes: tuple[str, ...],
-    fmt: str,
-    verify: bool,
-    allow_unverified: bool,
-    interactive: bool,
-    max_changes: Optional[int],
-    output_file: Optional[Path],
-    shard: Optional[Shard],
-    report_file: Optional[Path],
-    stdin_filename: Optional[Path],
-    baseline_file: Optional[Path],
-    exit_zero: bool,
-) -> None:
-    """Run the rules of ``kinds`` over ``paths``: the body of upgrade and downgrade. Exit 1 when
+@dataclass(frozen=True)
+class MigrateRequest:
+    """What one `upgrade` or `downgrade` was asked, as its options parse."""
+
+    kinds: tuple[str, ...]
+    paths: tuple[Path, ...]
+    dry_run: bool = False
+    target_version: Optional[Version] = None
+    exclude: tuple[str, ...] = ()
+    jobs: int = 0
+    no_cache: bool = False
+    quiet: bool = False
+    select: tuple[str, ...] = ()
+    ignore_codes: tuple[str, ...] = ()
+    fmt: str = "text"
+    verify: bool = False
+    allow_unverified: bool = False
+    interactive: bool = False
+    max_changes: Optional[int] = None
+    output_file: Optional[Path] = None
+    shard: Optional[Shard] = None
+    report_file: Optional[Path] = None
+    stdin_filename: Optional[Path] = None
+    baseline_file: Optional[Path] = None
+    exit_zero: bool = False
+
+    @property
+    def command(self) -> str:
+        return "downgrade" if self.kinds == DOWNGRADE_KINDS else "upgrade"
+
+    def refuse_what_does_not_go_together(self) -> None:
+        if self.allow_unverified and not self.verify:
+            raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
+        if self.interactive and (self.dry_run or self.fmt != "text"):
+            raise click.UsageError(
+                "--interactive asks before each write: it takes no --dry-run and only --format text"
+            )
+
+
+def _migrate(kinds: tuple[str, ...], **options: Any) -> None:
+    """Run the rules of ``kinds`` over the paths: the body of upgrade and downgrade. Exit 1 when
     findings remain (as `ruff check --fix`), or under --dry-run when changes are pending."""
-    stdin = _stdin_name(paths, stdin_filename)
+    request = MigrateRequest(kinds, **options)
+    stdin = _stdin_name(request.paths, request.stdin_filename)
     if stdin is not None:
-        if verify or interactive or report_file or max_changes or shard or baseline_file:
+        asked = (request.verify, request.interactive, request.report_file, request.max_changes, request.shard)
+        if any(asked) or request.baseline_file:
             raise click.UsageError(
                 "stdin (`-`) takes no --verify, -i, --report, --max-changes, --shard or --baseline"
             )
-        settings = (dry_run, target_version, quiet, select, ignore_codes, fmt, output_file, exit_zero)
-        _migrate_stdin(kinds, stdin, *settings)
-    if allow_unverified and not verify:
-        raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
-    if interactive and (dry_run or fmt != "text"):
-        raise click.UsageError(
-            "--interactive asks before each write: it takes no --dry-run and only --format text"
+        _migrate_stdin(request, stdin)
+    request.refuse_what_does_not_go_together()
+    run = _MigrationRun(request)
+    try:
+        run.go()
+    except KeyboardInterrupt:
+        if request.dry_run:
+            run.err.print("interrupted: nothing was written (--dry-run)")
+        else:
+            run.err.print("interrupted: files already written are complete; the rest are unchanged")
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(run.finish())
+
+
+class _MigrationRun:
+    """One `upgrade` or `downgrade` over files: each outcome held back, written, shown, asked
+    about and counted as it arrives, then the summary, the outputs and the exit code."""
+
+    def __init__(self, request: MigrateRequest) -> None:
+        self.request = request
+        self.out, self.err = Stream(), Stream(stderr=True)
+        needs_target = request.kinds == DOWNGRADE_KINDS
+        self.target, files, self.summary, self.config, self.source = _start(
+            request.paths,
+            request.target_version,
+            request.exclude,
+            self.err,
+            request.select,
+            request.ignore_codes,
+            needs_target,
         )
-    out, err = Stream(), Stream(stderr=True)
-    needs_target = kinds == DOWNGRADE_KINDS
-    target, files, summary, config, source = _start(
-        paths, target_version, exclude, err, select, ignore_codes, needs_target
-    )
-    files, every_file = _sharded(files, summary, shard)
-    baseline = _read_baseline(baseline_file or config.baseline)
-    if not dry_run:
-        leftovers = sources.clean_up_leftovers(paths)
+        self.files, self.every_file = _sharded(files, self.summary, request.shard)
+        self.baseline = _read_baseline(request.baseline_file or self.config.baseline)
+        if not request.dry_run:
+            self._clean_up_leftovers()
+        self.verify_exit = EXIT_OK
+        self.statuses: list[FileStatus] = []
+        self.reported: list[ReportFile] = []
+        self.records: list[Record] = []
+        self.changes_left = request.max_changes
+        self.settings = _Settings(
+            self.target, self.config, request.kinds, request.verify and not request.allow_unverified
+        )
+
+    def _clean_up_leftovers(self) -> None:
+        leftovers = sources.clean_up_leftovers(self.request.paths)
         for stale in leftovers.removed:
-            err.print(f"{stale}: removed a temporary file left by an interrupted run")
+            self.err.print(f"{stale}: removed a temporary file left by an interrupted run")
         for backup in leftovers.backups:
             name = sources.Leftovers.target_of(backup).name
-            err.print(
+            self.err.print(
                 f"{backup}: {name} as it was before a write that was cut off; check {name}, "
                 "then restore it from this file or delete this file"
             )
-            summary.errors += 1
-    verify_exit = EXIT_OK
-    # --interactive writes after asking, --max-changes while it has changes left, and a baseline
-    # once its sites are left out, here; otherwise the runner writes as results arrive.
-    write = not dry_run and not interactive and max_changes is None and baseline is None
-    write_here = not dry_run and not interactive  # --interactive writes after asking
-    statuses: list[FileStatus] = []
-    reported: list[ReportFile] = []
-    changes_left = max_changes
-    cache_dir = _cache_dir(no_cache, paths)
-    try:
-        if verify:
-            # The verify machinery loads only when asked for: a plain run starts faster.
-            from ms_migrate.verify.command import options_for_upgrade, show_verification
+            self.summary.errors += 1
 
-            options = options_for_upgrade(paths, target, downgrade=kinds == DOWNGRADE_KINDS)
-            outcomes = upgrade_files_verified(
-                files, target, write, options, allow_unverified, jobs, config, kinds, cache_dir, every_file
+    def _outcomes(self) -> Iterator[FileOutcome]:
+        request = self.request
+        # --interactive writes after asking, --max-changes while it has changes left, and a
+        # baseline once its sites are left out, here; otherwise the runner writes as results arrive.
+        write = not request.dry_run and not request.interactive and request.max_changes is None
+        write = write and self.baseline is None
+        cache_dir = _cache_dir(request.no_cache, request.paths)
+        if not request.verify:
+            return upgrade_files(
+                self.files,
+                self.target,
+                write,
+                request.jobs,
+                self.config,
+                request.kinds,
+                cache_dir,
+                project_paths=self.every_file,
             )
-        else:
-            outcomes = upgrade_files(
-                files, target, write, jobs, config, kinds, cache_dir, project_paths=every_file
-            )
-        records: list[Record] = []
-        with _progress(err, len(files), quiet or verify or interactive) as advance:
+        # The verify machinery loads only when asked for: a plain run starts faster.
+        from ms_migrate.verify.command import options_for_upgrade
+
+        options = options_for_upgrade(request.paths, self.target, downgrade=request.kinds == DOWNGRADE_KINDS)
+        return upgrade_files_verified(
+            self.files,
+            self.target,
+            write,
+            options,
+            request.allow_unverified,
+            request.jobs,
+            self.config,
+            request.kinds,
+            cache_dir,
+            self.every_file,
+        )
+
+    def go(self) -> None:
+        request = self.request
+        outcomes = self._outcomes()
+        with _progress(
+            self.err, len(self.files), request.quiet or request.verify or request.interactive
+        ) as advance:
             for outcome in outcomes:
-                display = str(outcome.path)
-                counted_error = outcome.error
-                if outcome.error:
-                    summary.errors += 1
-                    err.print(one_line(outcome.error))
-                in_baseline: frozenset[int] = frozenset()
-                if baseline is not None:
-                    settings = _Settings(target, config, kinds, verify and not allow_unverified)
-                    in_baseline = _leave_baselined(err, outcome, baseline, settings)
-                    summary.in_baseline += len(in_baseline)
-                pending = False
-                if changes_left is not None and outcome.changed and not outcome.held_back:
-                    if changes_left == 0:
-                        outcome.held_back = f"pending: --max-changes {max_changes} files are rewritten"
-                        summary.pending += 1
-                        pending = True
-                    else:
-                        changes_left -= 1
-                        if not dry_run and not interactive:
-                            write_outcome(outcome)
-                elif baseline is not None and outcome.changed and not outcome.held_back and write_here:
-                    write_outcome(outcome)
-                # A rewrite --verify held back is still shown: the preview says what failed.
-                if dry_run and outcome.changed and not pending and fmt == "text":
-                    print_diff(out, unified_diff(display, outcome.before, outcome.after))
-                shown = _migration_records(outcome, display, quiet, in_baseline)
-                if interactive and outcome.changed and not outcome.held_back:
-                    # Each site to convert is shown at its prompt, with its diff: not twice.
-                    shown = [record for record in shown if not record.diagnostic.fixable]
-                if fmt == "text" and output_file is None:
-                    # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
-                    # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
-                    findings = err if dry_run else out
-                    for line in render(shown, "text").splitlines():
-                        findings.print(line)
-                records += shown
-                if verify:
-                    verify_exit = max(verify_exit, show_verification(err.rich, outcome, quiet))
-                quit, declined = False, []
-                if interactive:
-                    settings = _Settings(target, config, kinds, verify and not allow_unverified)
-                    quit, declined = _ask_and_write(out, err, outcome, settings)
-                    for code, line in declined:
-                        out.print(
-                            f"{quoted_path(display)}:{outcome.where(line)}: {code} left alone: declined"
-                        )
-                    summary.left_alone["declined"] += len(declined)
-                if outcome.error is not None and outcome.error is not counted_error:
-                    # A write here (after a prompt, under --max-changes or a baseline) failed: the
-                    # file changed on disk meanwhile, or cannot be written. An error of the run.
-                    summary.errors += 1
-                    if not interactive:  # --interactive has said it, at the file's prompt
-                        err.print(one_line(outcome.error))
-                landed = _landed(outcome, dry_run)
-                kept = [item for index, item in enumerate(outcome.diagnostics) if index not in in_baseline]
-                summary.add(kept, outcome.fixed if landed else 0, landed)
-                summary.remaining += _remaining(kept, landed or outcome.found_written, frozenset(declined))
-                statuses.append(_file_status(outcome, landed))
-                if report_file is not None:
-                    reported.append(_report_file(outcome, statuses[-1], landed))
-                if outcome.written and not quiet:
-                    err.print(f"Rewriting {quoted_path(display)}")  # what pyupgrade's hook says
-                if quit:
+                if self._take(outcome):
                     _stop(outcomes)
-                    err.print("stopped: the files not yet shown are unchanged")
+                    self.err.print("stopped: the files not yet shown are unchanged")
                     break
                 advance()
-    except KeyboardInterrupt:
-        if dry_run:
-            err.print("interrupted: nothing was written (--dry-run)")
-        else:
-            err.print("interrupted: files already written are complete; the rest are unchanged")
-        sys.exit(EXIT_INTERRUPTED)
-    if summary.errors:
-        exit_code = EXIT_ERROR
-    else:
-        pending = dry_run and (summary.files_changed or summary.pending)
-        remaining = summary.remaining and not exit_zero
-        exit_code = max(verify_exit, EXIT_CHANGES if pending or remaining else EXIT_OK)
-    if fmt != "text" or output_file is not None:
-        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
-        run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, paths, dry_run)
-        if baseline is not None:
-            named = str(baseline_file or config.baseline)
-            run = dataclasses.replace(run, baseline=named, in_baseline=summary.in_baseline)
-        _emit(render(records, fmt, run), output_file)
-    if report_file is not None:
-        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
-        facts = RunFacts(command, str(target), source, _arguments(), dry_run, tuple(reported))
-        try:
-            sources.write_output(report_file, render_report(facts, report_file.suffix == ".json"))
-        except sources.SourceError as error:
-            err.print(f"--report: {error}")
+
+    def _take(self, outcome: FileOutcome) -> bool:
+        """One file's outcome, in order; True when the user asked to stop (--interactive)."""
+        request, summary = self.request, self.summary
+        counted_error = outcome.error
+        if outcome.error:
+            summary.errors += 1
+            self.err.print(one_line(outcome.error))
+        in_baseline: frozenset[int] = frozenset()
+        if self.baseline is not None:
+            in_baseline = _leave_baselined(self.err, outcome, self.baseline, self.settings)
+            summary.in_baseline += len(in_baseline)
+        pending = self._hold_back_or_write(outcome)
+        self._show(outcome, pending, in_baseline)
+        quit, declined = False, []
+        if request.interactive:
+            quit, declined = self._ask(outcome)
+        if outcome.error is not None and outcome.error is not counted_error:
+            # A write here (after a prompt, under --max-changes or a baseline) failed: the file
+            # changed on disk meanwhile, or cannot be written. An error of the run.
+            summary.errors += 1
+            if not request.interactive:  # --interactive has said it, at the file's prompt
+                self.err.print(one_line(outcome.error))
+        self._count(outcome, in_baseline, declined)
+        if outcome.written and not request.quiet:
+            self.err.print(f"Rewriting {quoted_path(str(outcome.path))}")  # what pyupgrade's hook says
+        return quit
+
+    def _hold_back_or_write(self, outcome: FileOutcome) -> bool:
+        """--max-changes holds a change back once its count is spent, and writes the others; a
+        run with a baseline writes what is left of a file's changes. True when held back."""
+        request = self.request
+        write_here = not request.dry_run and not request.interactive
+        if self.changes_left is not None and outcome.changed and not outcome.held_back:
+            if self.changes_left == 0:
+                outcome.held_back = f"pending: --max-changes {request.max_changes} files are rewritten"
+                self.summary.pending += 1
+                return True
+            self.changes_left -= 1
+            if write_here:
+                write_outcome(outcome)
+        elif self.baseline is not None and outcome.changed and not outcome.held_back and write_here:
+            write_outcome(outcome)
+        return False
+
+    def _show(self, outcome: FileOutcome, pending: bool, in_baseline: frozenset[int]) -> None:
+        request = self.request
+        display = str(outcome.path)
+        # A rewrite --verify held back is still shown: the preview says what failed.
+        if request.dry_run and outcome.changed and not pending and request.fmt == "text":
+            print_diff(self.out, unified_diff(display, outcome.before, outcome.after))
+        shown = _migration_records(outcome, display, request.quiet, in_baseline)
+        if request.interactive and outcome.changed and not outcome.held_back:
+            # Each site to convert is shown at its prompt, with its diff: not twice.
+            shown = [record for record in shown if not record.diagnostic.fixable]
+        if request.fmt == "text" and request.output_file is None:
+            # Findings go to stdout, as `check` and ruff print them; under --dry-run the diff
+            # owns stdout (ruff --diff keeps its stdout a patch too) and they go to stderr.
+            findings = self.err if request.dry_run else self.out
+            for line in render(shown, "text").splitlines():
+                findings.print(line)
+        self.records += shown
+        if request.verify:
+            from ms_migrate.verify.command import show_verification
+
+            self.verify_exit = max(self.verify_exit, show_verification(self.err.rich, outcome, request.quiet))
+
+    def _ask(self, outcome: FileOutcome) -> tuple[bool, list[tuple[str, int]]]:
+        quit, declined = _ask_and_write(self.out, self.err, outcome, self.settings)
+        for code, line in declined:
+            self.out.print(
+                f"{quoted_path(str(outcome.path))}:{outcome.where(line)}: {code} left alone: declined"
+            )
+        self.summary.left_alone["declined"] += len(declined)
+        return quit, declined
+
+    def _count(
+        self, outcome: FileOutcome, in_baseline: frozenset[int], declined: list[tuple[str, int]]
+    ) -> None:
+        summary = self.summary
+        landed = _landed(outcome, self.request.dry_run)
+        kept = [item for index, item in enumerate(outcome.diagnostics) if index not in in_baseline]
+        summary.add(kept, outcome.fixed if landed else 0, landed)
+        summary.remaining += _remaining(kept, landed or outcome.found_written, frozenset(declined))
+        self.statuses.append(_file_status(outcome, landed))
+        if self.request.report_file is not None:
+            self.reported.append(_report_file(outcome, self.statuses[-1], landed))
+
+    def finish(self) -> int:
+        """The outputs after the last file (--format, -o, --report, the summary): the exit code."""
+        request, summary = self.request, self.summary
+        if summary.errors:
             exit_code = EXIT_ERROR
-    if not quiet:
-        err.print(summary.render(dry_run))
-    sys.exit(exit_code)
+        else:
+            pending = request.dry_run and (summary.files_changed or summary.pending)
+            remaining = summary.remaining and not request.exit_zero
+            exit_code = max(self.verify_exit, EXIT_CHANGES if pending or remaining else EXIT_OK)
+        if request.fmt != "text" or request.output_file is not None:
+            run = _run_info(
+                request.command,
+                self.target,
+                self.source,
+                self.config,
+                summary,
+                self.statuses,
+                exit_code,
+                request.fmt,
+                request.paths,
+                request.dry_run,
+            )
+            if self.baseline is not None:
+                named = str(request.baseline_file or self.config.baseline)
+                run = dataclasses.replace(run, baseline=named, in_baseline=summary.in_baseline)
+            _emit(render(self.records, request.fmt, run), request.output_file)
+        if request.report_file is not None:
+            facts = RunFacts(
+                request.command,
+                str(self.target),
+                self.source,
+                _arguments(),
+                request.dry_run,
+                tuple(self.reported),
+            )
+            try:
+                sources.write_output(
+                    request.report_file, render_report(facts, request.report_file.suffix == ".json")
+                )
+            except sources.SourceError as error:
+                self.err.print(f"--report: {error}")
+                exit_code = EXIT_ERROR
+        if not request.quiet:
+            self.err.print(summary.render(request.dry_run))
+        return exit_code
 
 
 def _migration_records(
@@ -688,23 +795,22 @@ def _leave_baselined(
     return frozenset(index for index, held in enumerate(baseline.take(findings)) if held)
 
 
-def _migrate_stdin(
-    kinds: tuple[str, ...],
-    name: Path,
-    dry_run: bool,
-    target_version: Optional[Version],
-    quiet: bool,
-    select: tuple[str, ...],
-    ignore_codes: tuple[str, ...],
-    fmt: str,
-    output_file: Optional[Path],
-    exit_zero: bool,
-) -> None:
+def _migrate_stdin(request: MigrateRequest, name: Path) -> None:
     """`upgrade -`: the migrated text on stdout (black's and ruff format's convention), or with
     --dry-run the diff; findings on stderr (or in --output-file); exit codes as for a file."""
     err = Stream(stderr=True)
+    kinds, dry_run, quiet, fmt = request.kinds, request.dry_run, request.quiet, request.fmt
     needs_target = kinds == DOWNGRADE_KINDS
-    started = _start((name,), target_version, (), err, select, ignore_codes, needs_target, stdin=True)
+    started = _start(
+        (name,),
+        request.target_version,
+        (),
+        err,
+        request.select,
+        request.ignore_codes,
+        needs_target,
+        stdin=True,
+    )
     target, _, summary, config, source = started
     outcome, data = migrate_bytes(_read_stdin(), name, target, config, kinds)
     if outcome.error:
@@ -723,14 +829,15 @@ def _migrate_stdin(
     if summary.errors:
         exit_code = EXIT_ERROR
     else:
-        remaining = summary.remaining and not exit_zero
+        remaining = summary.remaining and not request.exit_zero
         exit_code = EXIT_CHANGES if (dry_run and outcome.changed) or remaining else EXIT_OK
-    if fmt != "text" or output_file is not None:
-        command = "downgrade" if kinds == DOWNGRADE_KINDS else "upgrade"
+    if fmt != "text" or request.output_file is not None:
         statuses = [_file_status(outcome, outcome.changed)]
-        run = _run_info(command, target, source, config, summary, statuses, exit_code, fmt, (), dry_run)
-        if output_file is not None:
-            _emit(render(records, fmt, run), output_file)
+        run = _run_info(
+            request.command, target, source, config, summary, statuses, exit_code, fmt, (), dry_run
+        )
+        if request.output_file is not None:
+            _emit(render(records, fmt, run), request.output_file)
         else:
             err.print(render(records, fmt, run).rstrip("\n"))
     else:
