@@ -441,12 +441,10 @@ def downgrade(**options: Any) -> None:
 
 
 @dataclass(frozen=True)
-class MigrateRequest:
-    """What one `upgrade` or `downgrade` was asked, as its options parse."""
+class RunRequest:
+    """The options every run over files takes (``_run_options`` and the outputs), as they parse."""
 
-    kinds: tuple[str, ...]
     paths: tuple[Path, ...]
-    dry_run: bool = False
     target_version: Optional[Version] = None
     exclude: tuple[str, ...] = ()
     jobs: int = 0
@@ -455,16 +453,24 @@ class MigrateRequest:
     select: tuple[str, ...] = ()
     ignore_codes: tuple[str, ...] = ()
     fmt: str = "text"
+    stdin_filename: Optional[Path] = None
+    shard: Optional[Shard] = None
+    output_file: Optional[Path] = None
+    baseline_file: Optional[Path] = None
+    exit_zero: bool = False
+
+
+@dataclass(frozen=True)
+class MigrateRequest(RunRequest):
+    """What one `upgrade` or `downgrade` was asked."""
+
+    kinds: tuple[str, ...] = UPGRADE_KINDS
+    dry_run: bool = False
     verify: bool = False
     allow_unverified: bool = False
     interactive: bool = False
     max_changes: Optional[int] = None
-    output_file: Optional[Path] = None
-    shard: Optional[Shard] = None
     report_file: Optional[Path] = None
-    stdin_filename: Optional[Path] = None
-    baseline_file: Optional[Path] = None
-    exit_zero: bool = False
 
     @property
     def command(self) -> str:
@@ -482,7 +488,7 @@ class MigrateRequest:
 def _migrate(kinds: tuple[str, ...], **options: Any) -> None:
     """Run the rules of ``kinds`` over the paths: the body of upgrade and downgrade. Exit 1 when
     findings remain (as `ruff check --fix`), or under --dry-run when changes are pending."""
-    request = MigrateRequest(kinds, **options)
+    request = MigrateRequest(kinds=kinds, **options)
     stdin = _stdin_name(request.paths, request.stdin_filename)
     if stdin is not None:
         asked = (request.verify, request.interactive, request.report_file, request.max_changes, request.shard)
@@ -989,24 +995,10 @@ def check(**options: Any) -> None:
 
 
 @dataclass(frozen=True)
-class CheckRequest:
-    """What one `check` was asked, as its options parse."""
+class CheckRequest(RunRequest):
+    """What one `check` was asked."""
 
-    paths: tuple[Path, ...]
-    target_version: Optional[Version] = None
-    exclude: tuple[str, ...] = ()
-    jobs: int = 0
-    no_cache: bool = False
-    quiet: bool = False
-    select: tuple[str, ...] = ()
-    ignore_codes: tuple[str, ...] = ()
-    fmt: str = "text"
-    stdin_filename: Optional[Path] = None
-    shard: Optional[Shard] = None
     statistics: bool = False
-    exit_zero: bool = False
-    output_file: Optional[Path] = None
-    baseline_file: Optional[Path] = None
     write_baseline: Optional[Path] = None
 
 
