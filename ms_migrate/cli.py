@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Optional
 import click
 
 from ms_migrate import __version__, sources
+from ms_migrate.application.check import as_reported, rewriters
 from ms_migrate.application.explain import code_named, explanation
 from ms_migrate.application.target import TargetError, resolve_target
 from ms_migrate.baseline import Baseline, BaselineError
@@ -1036,7 +1037,6 @@ def _checked(request: CheckRequest, err: Stream) -> _Checked:
     found = _Checked(target, source, config, files, summary, baseline_path, baseline)
     # -q reports only what to act on: not the notes, nor the sites left alone.
     quieted = set(all_reasons()) | set(all_notes()) if request.quiet else set()
-    rewriters = _rewriters()
     # json and sarif carry fixes: they are built and validated as upgrade does. For the others
     # MS101 builds no rewrite (no libcst at all) and marks its converted sites as fixable.
     fix = request.fmt in ("json", "sarif")
@@ -1049,7 +1049,7 @@ def _checked(request: CheckRequest, err: Stream) -> _Checked:
     try:
         with _progress(err, len(files), request.quiet) as advance:
             for outcome in outcomes:
-                _take(found, outcome, quieted, rewriters, err)
+                _take(found, outcome, quieted, err)
                 advance()
     except KeyboardInterrupt:
         err.print("interrupted: nothing was written")
@@ -1057,24 +1057,16 @@ def _checked(request: CheckRequest, err: Stream) -> _Checked:
     return found
 
 
-def _take(found: _Checked, outcome: FileOutcome, quieted: set[str], rewriters: set[str], err: Stream) -> None:
-    """One file's outcome into the records, less the ``quieted`` codes; what upgrade would
-    rewrite (``rewriters``) is modernisable: GradOperation is not deprecated."""
+def _take(found: _Checked, outcome: FileOutcome, quieted: set[str], err: Stream) -> None:
+    """One file's outcome into the records, less the ``quieted`` codes, each as `check` says it."""
     if outcome.error:
         found.summary.errors += 1
         err.print(one_line(outcome.error))
     found.summary.add(outcome.diagnostics, outcome.fixed, outcome.changed)
     found.statuses.append(_file_status(outcome, outcome.changed))
     for item in outcome.diagnostics:
-        if item.code in quieted:
-            continue
-        if item.code in rewriters:
-            item = dataclasses.replace(item, message=f"modernisable: {item.message}")
-        found.records.append(Record(str(outcome.path), outcome.where(item.line), item))
-
-
-def _rewriters() -> set[str]:
-    return {rule.code for rule in all_rules() if rule.kind != "lint"}
+        if item.code not in quieted:
+            found.records.append(Record(str(outcome.path), outcome.where(item.line), as_reported(item)))
 
 
 @dataclass(frozen=True)
@@ -1090,9 +1082,8 @@ class _CheckCounts:
 
     @classmethod
     def of(cls, records: list[Record], summary: Summary) -> _CheckCounts:
-        rewriters = _rewriters()
-        modernisable = [record for record in records if record.diagnostic.code in rewriters]
-        left = rewriters | set(all_reasons()) | set(all_notes())
+        modernisable = [record for record in records if record.diagnostic.code in rewriters()]
+        left = rewriters() | set(all_reasons()) | set(all_notes())
         return cls(
             modernisable=len(modernisable),
             files_with=len({record.path for record in modernisable}),

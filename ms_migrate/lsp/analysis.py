@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import Optional
 
 from ms_migrate import sources
+from ms_migrate.application.check import as_reported, check_source
 from ms_migrate.baseline import Finding as BaselineFinding
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity, source_lines
@@ -27,8 +28,7 @@ from ms_migrate.interactive import sites_of
 from ms_migrate.lsp.buffers import Buffer, cell_texts
 from ms_migrate.lsp.settings import Settings
 from ms_migrate.reasons import INTERNAL_ERROR
-from ms_migrate.rules.base import all_rules
-from ms_migrate.runner import FileOutcome, migrate_declining, migrate_source, rules_for, syntax_error_of
+from ms_migrate.runner import FileOutcome, migrate_declining
 
 Site = tuple[str, int]  # (code, line): how the engine and `upgrade -i` name a site
 SYNTAX_ERROR = "syntax-error"  # the code of the one diagnostic a buffer that does not parse gets
@@ -68,13 +68,7 @@ class Analysis:
     def outcome(self) -> FileOutcome:
         """`check`'s run of the rules (reporting mode), on the buffer's text; a MindSpore buffer
         that does not parse gets check's error even where no rule would have parsed it."""
-        broken = syntax_error_of(self.buffer.source)
-        if broken is not None:
-            return broken
-        rules = rules_for(self.buffer.path, self.settings.config, UPGRADE_KINDS)
-        return migrate_source(
-            self.buffer.source, self.settings.target, rules, self.settings.config, fix=False
-        )
+        return check_source(self.buffer.source, self.settings.target, self.settings.config)
 
     @cached_property
     def findings(self) -> list[Diagnostic]:
@@ -86,13 +80,7 @@ class Analysis:
             return []
         if self.outcome.error is not None:
             return [self._error_diagnostic(self.outcome.error)]
-        rewriters = {rule.code for rule in all_rules() if rule.kind != "lint"}
-        shown = [
-            dataclasses.replace(item, message=f"modernisable: {item.message}")
-            if item.code in rewriters
-            else item
-            for item in self.outcome.diagnostics
-        ]
+        shown = [as_reported(item) for item in self.outcome.diagnostics]
         if self.settings.baseline is None:
             return shown
         lines = source_lines(self.buffer.text)

@@ -1,0 +1,35 @@
+"""What `check` makes of a file's findings, the same in the terminal and in an editor."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ms_migrate.config import Config
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.engine import UPGRADE_KINDS
+from ms_migrate.rules.base import all_rules
+from ms_migrate.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
+from ms_migrate.sources import SourceFile
+from ms_migrate.versions import Version
+
+
+def rewriters() -> frozenset[str]:
+    """The codes of the rules `upgrade` or `downgrade` rewrites with (not the lint rules)."""
+    return frozenset(rule.code for rule in all_rules() if rule.kind != "lint")
+
+
+def as_reported(item: Diagnostic) -> Diagnostic:
+    """A finding as `check` says it: what upgrade would rewrite is `modernisable:`, since
+    GradOperation is not deprecated; every other finding as the rule said it."""
+    if item.code in rewriters():
+        return dataclasses.replace(item, message=f"modernisable: {item.message}")
+    return item
+
+
+def check_source(source: SourceFile, target: Version, config: Config) -> FileOutcome:
+    """`check`'s run of one text (reporting mode): a MindSpore file that does not parse gets its
+    syntax error even where no rule would have parsed it."""
+    broken = syntax_error_of(source)
+    if broken is not None:
+        return broken
+    return migrate_source(source, target, rules_for(source.path, config, UPGRADE_KINDS), config, fix=False)
