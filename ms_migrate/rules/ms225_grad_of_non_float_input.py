@@ -68,6 +68,10 @@ class GradOfNonFloatInput(Rule):
     has no 2.11 to run it on. The notes name PyNative mode; a step compiled in GRAPH mode may still
     run, with the gradient it gave before.
 
+    Where the function is a network passed in as a parameter (`self._grad_all(self._network)(inputs,
+    labels)`, mindarmour's attack helper), the argument the call passes there counts when it is
+    named as labels.
+
     Reported, not fixed: leaving the input out changes what the gradient call returns (one entry
     fewer), which the code that unpacks it must follow. Only same-file functions and literal
     options are checked.
