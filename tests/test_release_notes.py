@@ -122,3 +122,17 @@ def test_ms210_adds_the_retirement_to_set_auto_parallel_context_from_2_11() -> N
     assert sunset.summary in on_2_11 and sunset.notes in on_2_11
     (on_2_10,) = _findings("MS210", source, "2.10")
     assert sunset.summary not in on_2_10
+
+
+@pytest.mark.parametrize("target", ["2.11", "2.12"])
+def test_a_run_on_a_release_known_from_its_notes_says_so_once(tmp_path: Path, target: str) -> None:
+    source = tmp_path / "step.py"
+    source.write_text("import mindspore as ms\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--target-version", target, str(source)])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note: MindSpore 2.11 ")]
+    assert len(notes) == 1
+    assert "known from its release notes (https://www.mindspore.cn/docs/en/r2.11.0/RELEASE.html)" in notes[0]
+    assert "read as 2.10's" in notes[0] and "(MS210, MS225)" in notes[0]
+    plain = CliRunner().invoke(main, ["check", "--no-cache", "--target-version", "2.10", str(source)])
+    assert "note: MindSpore" not in plain.output

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ms_migrate.release_notes import releases_noted
 from ms_migrate.report import Stream
 from ms_migrate.versions import (
     DetectedTarget,
@@ -84,6 +85,15 @@ def resolve_target(
         err.print(
             f"warning: MindSpore {target} is newer than the newest version ms-migrate knows ({newest}); "
             f"using what it knows of {newest}"
+        )
+    noted = releases_noted().get(min(target, newest))
+    if noted:
+        # No runtime of it here: say so once, so that no one takes its names for read from it.
+        rules = ", ".join(sorted({change.rule for change in noted}))
+        err.print(
+            f"note: MindSpore {min(target, newest)} is known from its release notes ({noted[0].notes}), "
+            f"not from a runtime of it: the names it has are read as {default_target()}'s, and what "
+            f"its notes change is reported ({rules})"
         )
     written_for = from_version
     if written_for is None and detected is not None and detected.version not in (None, target):
