@@ -45,6 +45,6 @@ def skip_the_collection_at_exit() -> None:
     """Leave what the run still holds out of the collection Python makes as it exits. Its trees
     go at exit anyway; traversing them first cost 7.5 s of 30 s after `upgrade --dry-run` of one
     file of 2,500 train steps had printed everything (a quarter of the run, and a third of its
-    cost growing faster than its size). Registered first, so it runs after every other exit
-    handler (they may still make garbage of their own); once per process."""
+    cost growing faster than its size). Registered as a command starts, so it runs after the exit
+    handlers the command registers (atexit runs the last registered first); once per process."""
     atexit.register(gc.freeze)

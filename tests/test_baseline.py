@@ -262,35 +262,10 @@ def test_interactive_upgrade_with_a_baseline_asks_first_and_keeps_the_baselined_
     assert check("--write-baseline", str(baseline), str(tmp_path))[0] == 0
     (tmp_path / "old.py").write_text(baselined + "\n\n" + LEGACY_STEP.split("\n", 3)[3], encoding="utf-8")
     before = (tmp_path / "old.py").read_text(encoding="utf-8")
-    declined = CliRunner().invoke(
-        main,
-        [
-            "upgrade",
-            "-i",
-            "--no-cache",
-            "--target-version",
-            "2.10",
-            "--baseline",
-            str(baseline),
-            str(tmp_path),
-        ],
-        input="n\n",
-    )
+    arguments = ["upgrade", "-i", "--no-cache", "--target-version", "2.10", "--baseline", str(baseline)]
+    declined = CliRunner().invoke(main, [*arguments, str(tmp_path)], input="n\n")
     assert (tmp_path / "old.py").read_text(encoding="utf-8") == before, declined.output
-    accepted = CliRunner().invoke(
-        main,
-        [
-            "upgrade",
-            "-i",
-            "--no-cache",
-            "--target-version",
-            "2.10",
-            "--baseline",
-            str(baseline),
-            str(tmp_path),
-        ],
-        input="y\n",
-    )
+    accepted = CliRunner().invoke(main, [*arguments, str(tmp_path)], input="y\n")
     text = (tmp_path / "old.py").read_text(encoding="utf-8")
     assert accepted.exit_code == 0, accepted.output
     assert "P.Pack()" in text and "value_and_grad" in text and "GradOperation" not in text

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
 
 from ms_migrate.config import Config
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.engine import UPGRADE_KINDS
-from ms_migrate.rules.base import all_rules
+from ms_migrate.rules.base import Rule, all_rules
 from ms_migrate.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
 from ms_migrate.sources import SourceFile
 from ms_migrate.versions import Version
@@ -15,7 +16,13 @@ from ms_migrate.versions import Version
 
 def rewriters() -> frozenset[str]:
     """The codes of the rules `upgrade` or `downgrade` rewrites with (not the lint rules)."""
-    return frozenset(rule.code for rule in all_rules() if rule.kind != "lint")
+    return _rewriters_of(all_rules())
+
+
+@cache
+def _rewriters_of(rules: tuple[Rule, ...]) -> frozenset[str]:
+    # Asked once per finding: answered once per rule set (all_rules is one per rules path).
+    return frozenset(rule.code for rule in rules if rule.kind != "lint")
 
 
 def as_reported(item: Diagnostic) -> Diagnostic:
