@@ -85,12 +85,11 @@ class FileContext:
         the positionless nodes on the way to them, such as ``arguments``). A rule that looks for a
         few names walks the statements that spell them, not the whole file; every ancestor of a
         node returned is returned too."""
-        from ms_migrate.analysis.walk import lines_matching, walk_lines
+        from ms_migrate.analysis.walk import lines_naming, walk_lines
 
         if not words:
             return []
-        pattern = re.compile(r"\b(?:{})\b".format("|".join(sorted(map(re.escape, words)))))
-        pairs = list(walk_lines(self.tree, lines_matching(self.text, pattern)))
+        pairs = list(walk_lines(self.tree, lines_naming(self.text, words)))
         self._known_parents.update(pairs)
         return [node for node, _ in pairs]
 

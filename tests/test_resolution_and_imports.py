@@ -231,3 +231,21 @@ def test_walking_statements_only_binds_what_walking_every_node_binds() -> None:
             assert fast == full and fast_imports == imports, path
             checked += 1
     assert checked > 500
+
+
+def test_the_names_a_new_import_must_avoid_are_known_from_the_text_as_from_the_tree() -> None:
+    """`NamesOf` answers a name the text does not hold as a word without walking the tree; its
+    answers are the walk's, for every identifier in the text and for names it lacks, in ASCII
+    text and in text whose identifiers Python normalises (`ｍｓ` is `ms`)."""
+    from ms_migrate.analysis.names import NamesOf, all_names, free_name
+
+    for text in (
+        "import mindspore as ms\nitems = [p.params for p in ms.x]\ndef f(msx, *, m_s=1): pass\n",
+        "ｍｓ = 1\nprint(ms)\n",
+    ):
+        tree = ast.parse(text)
+        names, walked = NamesOf(tree, text), all_names(tree)
+        for name in {*text.replace("(", " ").replace(".", " ").split(), "ms", "mindspore", "mi", "x"}:
+            assert (name in names) == (name in walked), name
+        assert free_name("ms", names) == ("ms2" if "ms" in walked else "ms")
+        assert "ms" in names or "ms2" in names  # what free_name gave is taken from then on

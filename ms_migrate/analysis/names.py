@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional, Protocol, Union
 
 from ms_migrate.analysis.walk import child_nodes, walk
@@ -93,16 +94,33 @@ def all_names(tree: ast.AST) -> set[str]:
 
 class NamesOf(Container[str]):
     """``all_names`` of a tree, read only when a name is looked up: most rewrites reuse an
-    import the file has and never ask."""
+    import the file has and never ask. With the file's ``text``, a name the text does not hold
+    as a word is answered without the walk (ASCII text only: Python reads a non-ASCII identifier
+    as its NFKC form, which the text may spell differently). ``add`` takes a name a rewrite
+    claims."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, tree: ast.AST, text: Optional[str] = None) -> None:
         self._tree = tree
+        self._text = text if text is not None and text.isascii() else None
         self._names: Optional[set[str]] = None
+        self._claimed: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
+        if name in self._claimed:
+            return True
+        if self._text is not None and isinstance(name, str) and _as_a_word(name).search(self._text) is None:
+            return False
         if self._names is None:
             self._names = all_names(self._tree)
         return name in self._names
+
+    def add(self, name: str) -> None:
+        self._claimed.add(name)
+
+
+@lru_cache(maxsize=256)
+def _as_a_word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(name)}\b")
 
 
 def loaded_names(tree: ast.AST) -> Counter[str]:
@@ -416,7 +434,7 @@ def own_returns(function: ast.AST) -> list[ast.Return]:
     return found
 
 
-def free_name(base: str, taken: set[str], separator: str = "") -> str:
+def free_name(base: str, taken: Union[set[str], NamesOf], separator: str = "") -> str:
     """``base``, or ``base`` + separator + 2, 3, ... : the first not in ``taken``, which it joins."""
     name, counter = base, 1
     while name in taken:

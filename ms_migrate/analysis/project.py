@@ -23,12 +23,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional, Union
 
+from ms_migrate.analysis.text_scan import at_line_starts, at_word_starts
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import line_of, line_starts
 from ms_migrate.sources import SourceError, read_guarded
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
-_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start
 _CAPITALISED = re.compile(rb"\b([A-Z]\w*)\b")
 _DEPTH = 3  # network classes wrapped in loss Cells wrapped in train steps: enough to follow
 # MindSpore's train-step bases, whose __init__ starts `(network, optimizer, ...)` and keeps
@@ -566,8 +567,8 @@ def base_names_in(data: bytes) -> set[str]:
     """The capitalised names a file's bytes derive a class from (``class X(Name)``)."""
     return {
         name.decode("ascii", "replace")
-        for bases in _CLASS_BASES.findall(data)
-        for name in _CAPITALISED.findall(bases)
+        for header in at_line_starts(_CLASS_BASES, data)
+        for name in _CAPITALISED.findall(header.group(1))
     }
 
 
@@ -1234,7 +1235,7 @@ def _text_of(path: Path) -> str:
         return ""
 
 
-_FROM_IMPORT = re.compile(r"\bfrom[ \t]+[\w.]+[ \t]+import\b[ \t]*(\()?")
+_FROM_IMPORT = re.compile(r"from[ \t]+[\w.]+[ \t]+import\b[ \t]*(\()?")  # after no word character
 _WORD = re.compile(r"\w+")
 
 
@@ -1247,7 +1248,7 @@ def from_imported_words(text: str) -> frozenset[str]:
     file, so that a zoo of files calling their own `TrainStep(` is not parsed."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ")
     words: set[str] = set()
-    for match in _FROM_IMPORT.finditer(text):
+    for match in at_word_starts(_FROM_IMPORT, text):
         start = match.end()
         end = text.find("\n", start)
         line_end = len(text) if end < 0 else end

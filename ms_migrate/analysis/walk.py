@@ -16,8 +16,11 @@ import ast
 import bisect
 import re
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import Optional
+
+from ms_migrate.analysis.text_scan import at_word_starts
 
 # Grammar types whose values are never nodes, and the node types no rule walks to.
 _NOT_NODES = frozenset({"identifier", "string", "constant", "int"})
@@ -89,19 +92,26 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         yield node
 
 
-def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """The lines (from 1, as ``ast`` counts them) where ``pattern`` matches ``text``, in order.
-    Only a line feed ends a line here: a text with bare carriage returns gets every line."""
+def lines_naming(text: str, words: Iterable[str]) -> list[int]:
+    """The lines (from 1, as ``ast`` counts them) where one of ``words`` stands as a word in
+    ``text``, in order. Only a line feed ends a line here: a text with bare carriage returns gets
+    every line."""
     if "\r" in text.replace("\r\n", ""):
         return list(range(1, text.count("\r") + text.count("\n") + 2))
     found: list[int] = []
     line, position = 1, 0
-    for match in pattern.finditer(text):
+    for match in at_word_starts(_words_pattern(frozenset(words)), text):
         line += text.count("\n", position, match.start())
         position = match.start()
         if not found or found[-1] != line:
             found.append(line)
     return found
+
+
+@lru_cache(maxsize=64)
+def _words_pattern(words: frozenset[str]) -> re.Pattern[str]:
+    """Any of ``words``, ending a word: where it starts is ``at_word_starts``'s to check."""
+    return re.compile(r"(?:{})\b".format("|".join(sorted(map(re.escape, words)))))
 
 
 _DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -21,7 +21,7 @@ from ms_migrate.analysis.names import (
     found_after,
     module_reference,
 )
-from ms_migrate.analysis.walk import child_nodes, lines_matching, walk_lines
+from ms_migrate.analysis.walk import child_nodes, lines_naming, walk_lines
 from ms_migrate.context import FileContext
 from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
@@ -321,8 +321,7 @@ class _Finder:
             for name, binding in self.resolver.imports.items()
             if binding.qualified == "mindspore.set_device"
         ]
-        words = "|".join(re.escape(word) for word in {*DEVICE_KEYS, "set_device", *aliases})
-        lines = lines_matching(self.ctx.text, re.compile(rf"\b(?:{words})\b"))
+        lines = lines_naming(self.ctx.text, {*DEVICE_KEYS, "set_device", *aliases})
         calls = []
         for node, parent in walk_lines(self.tree, lines):
             if parent is not None:
@@ -463,7 +462,7 @@ class _Finder:
 
     @cached_property
     def names(self) -> NamesOf:
-        return NamesOf(self.tree)
+        return NamesOf(self.tree, self.ctx.text)
 
     def _is_tensor(self, node: ast.AST, scopes: list[Scope]) -> bool:
         """``node`` provably holds a Tensor: `Tensor(...)` itself, or a name bound only to one."""

@@ -14,10 +14,11 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import dotted_name
+from ms_migrate.analysis.text_scan import at_line_starts
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.releases import ApiFacts, Move, api_facts, binds_alike
@@ -155,10 +156,11 @@ class Missing:
         # candidates, rather than every identifier of the text (a third of the cost of it all).
         imported = [
             (module, item.split(" as ")[0].strip().strip("()\\").strip())
-            for module, listed in _FROM_IMPORT.findall(text)
+            for module, listed in (match.groups() for match in at_line_starts(_FROM_IMPORT, text))
             for item in listed.split(",")
         ]
-        candidates = set(_ATTRIBUTE.findall(text)).union(name for _, name in imported)
+        after_dot = [(match.start(), match.group(1)) for match in self._after_dot.finditer(text)]
+        candidates = {word for _, word in after_dot}.union(name for _, name in imported)
         present: dict[str, bool] = {}  # the same few parts (`mindspore`, `ops`) for most words
 
         def written(part: str) -> bool:
@@ -177,12 +179,12 @@ class Missing:
         if any(name in words and module in self.parents[name] for module, name in imported):
             return True
         aliases: Optional[dict[str, set[str]]] = None
-        attribute = re.compile(r"\.\s*({})\b".format("|".join(sorted(words))))
-        for match in attribute.finditer(text):
-            word = match.group(1)
-            owner = _OWNER.search(text, max(0, match.start() - 100), match.start())
-            if owner is None:
+        owners: set[tuple[str, str]] = set()
+        for start, word in after_dot:
+            owner = _OWNER.search(text, max(0, start - 100), start) if word in words else None
+            if owner is None or (owner.group(1), word) in owners:
                 continue
+            owners.add((owner.group(1), word))
             if owner.group(1) in self.parents[word]:
                 return True
             if aliases is None:
@@ -191,11 +193,20 @@ class Missing:
                 return True
         return False
 
+    @cached_property
+    def _after_dot(self) -> re.Pattern[str]:
+        """A missing name's last part after a dot: one pattern for them all, a trie of their
+        letters (an alternation of 700 words would try each at every dot)."""
+        return re.compile(rf"\.\s*({_trie_pattern(self.spellings)})\b")
+
 
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
 
 
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+([^\n]+)", re.MULTILINE)
+# The patterns start with a word, so a scan jumps from one to the next; where its line starts
+# is checked after (ms_migrate.analysis.text_scan says why).
+_IMPORT_WORD = re.compile(r"import[ \t]+([^\n]+)")
+_IMPORT_HEAD = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?")
 _ALIAS = re.compile(r"([\w.]+)\s+as\s+(\w+)")
 
 
@@ -203,17 +214,37 @@ def _aliases(text: str) -> dict[str, set[str]]:
     """Each name an import binds with `as` -> the last parts of what it binds (`F` ->
     {`functional`} for `from mindspore.ops import functional as F`)."""
     found: dict[str, set[str]] = {}
-    for imported in _IMPORT_LINE.findall(text):
-        for bound, alias in _ALIAS.findall(imported):
-            found.setdefault(alias, set()).add(bound.rpartition(".")[2])
+    for match in _IMPORT_WORD.finditer(text):  # the rest of its line is no import's start
+        if _IMPORT_HEAD.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+            for bound, alias in _ALIAS.findall(match.group(1)):
+                found.setdefault(alias, set()).add(bound.rpartition(".")[2])
     return found
 
 
 # `from a.b.module import x, y as z` (on one line, or in parentheses): module's last part, the list
-_FROM_IMPORT = re.compile(
-    r"^[ \t]*from[ \t]+[\w.]*?(\w+)[ \t]+import\b([ \t]*\([^)]*\)|[^\n(]*)", re.MULTILINE
-)
-_ATTRIBUTE = re.compile(r"\.\s*(\w+)")
+_FROM_IMPORT = re.compile(r"from[ \t]+[\w.]*?(\w+)[ \t]+import\b([ \t]*\([^)]*\)|[^\n(]*)")
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """A regular expression that matches exactly ``words``, as a trie of their characters."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for character in word:
+            node = node.setdefault(character, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, dict]) -> str:
+        branches = [re.escape(letter) + pattern(rest) for letter, rest in sorted(node.items()) if letter]
+        if not branches:
+            return ""
+        if "" in node:
+            return "(?:{})?".format("|".join(branches))
+        return branches[0] if len(branches) == 1 else "(?:{})".format("|".join(branches))
+
+    return pattern(trie)
+
+
 _OWNER = re.compile(r"(\w+)\s*$")
 
 

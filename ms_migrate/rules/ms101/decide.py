@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ms_migrate.analysis.names import all_names, free_name, module_reference
+from ms_migrate.analysis.names import NamesOf, free_name, module_reference
 from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
@@ -62,7 +62,7 @@ def decide(ctx: FileContext) -> Decision:
     decision = Decision(analyse(ctx.tree, ctx.text, project))
     plans = _plan_module(decision, ctx, project)
     if plans:
-        _name_conversions(decision, plans, all_names(ctx.tree))
+        _name_conversions(decision, plans, NamesOf(ctx.tree, ctx.text))
     return decision
 
 
@@ -137,7 +137,7 @@ def _plan_module(decision: Decision, ctx: FileContext, project: ProjectIndex) ->
     return plans
 
 
-def _name_conversions(decision: Decision, plans: list[Plan], module_names: set[str]) -> None:
+def _name_conversions(decision: Decision, plans: list[Plan], module_names: NamesOf) -> None:
     """How each plan's code spells the grad function (an existing alias, or one new import shared
     by all) and names its def; a site with no free name for mindspore stays (MSR011)."""
     analysis = decision.analysis
