@@ -122,49 +122,68 @@ class _OutputFile(click.Path):
 OUTPUT_FILE = _OutputFile()
 
 
+@dataclass
+class _Started:
+    """What a run settles before its first file: the target and how it was found, the
+    configuration, the files to read, and the summary that already counts what was skipped."""
+
+    target: Version
+    source: str
+    config: Config
+    files: list[Path]
+    summary: Summary
+
+
 def _start(
-    paths: tuple[Path, ...],
-    target_version: Optional[Version],
-    exclude: tuple[str, ...],
+    request: RunRequest,
     err: Stream,
-    select: tuple[str, ...] = (),
-    ignore: tuple[str, ...] = (),
+    stdin: Optional[Path] = None,
     needs_target: bool = False,
-    stdin: bool = False,
     reads_only: bool = False,
-) -> tuple[Version, list[Path], Summary, Config, str]:
-    """Read the configuration, report missing paths, settle the target version, list the files;
-    the last item says how the target was found. ``stdin``: ``paths`` is the one name stdin's text
-    stands for, which need not exist, and no file is listed."""
-    missing = [] if stdin else [path for path in paths if not path.exists()]
+) -> _Started:
+    """Read the configuration, report missing paths, settle the target version, list the files.
+    ``stdin``: the name stdin's text stands for, which need not exist; no file is listed."""
+    paths = request.paths if stdin is None else (stdin,)
     summary = Summary()
-    for path in missing:
+    for path in [] if stdin is not None else [path for path in paths if not path.exists()]:
         err.print(f"{path}: no such file or directory")
         summary.skip(path, "no such file or directory")
     try:
         registry()  # a code two rules claim, or a rule that cannot load, stops the run here
+        config = load_config(paths[0] if paths else Path.cwd())
     except ValueError as error:
         raise click.UsageError(f"rules: {error}") from None
-    try:
-        config = load_config(paths[0] if paths else Path.cwd()).with_flags(select, ignore, exclude)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    explicit = target_version or config.target_version
-    # Even with -q: the target decides what is written, so a run never hides which one it chose.
+    config = config.with_flags(request.select, request.ignore_codes, request.exclude)
+    target, source, config = _settled_target(request, paths, config, err, needs_target, reads_only)
+    files = [] if stdin is not None else _listed_files(paths, config, summary, err)
+    return _Started(target, source, config, files, summary)
+
+
+def _settled_target(
+    request: RunRequest, paths: tuple[Path, ...], config: Config, err: Stream, needs: bool, reads_only: bool
+) -> tuple[Version, str, Config]:
+    """The target, how it was found, and the configuration with the release the code is written
+    for. Even with -q the choice is said: the target decides what is written."""
     try:
         target, source, written_for = resolve_target(
-            explicit, paths, err, needs_target, reads_only, config.written_for
+            request.target_version or config.target_version, paths, err, needs, reads_only, config.written_for
         )
     except TargetError as error:
         raise click.UsageError(str(error)) from None
     if source == "explicit":
-        source = "--target-version" if target_version is not None else f"{config.source}: target-version"
+        explicit = request.target_version is not None
+        source = "--target-version" if explicit else f"{config.source}: target-version"
     config = dataclasses.replace(config, written_for=written_for)
-    if config.written_for is not None and config.written_for != target:
+    if written_for is not None and written_for != target:
         # What MS222/MS223 measure from: said once, as the target is.
-        err.print(f"code written for MindSpore {config.written_for}: changes of meaning since are reported")
-    if stdin:
-        return target, [], summary, config, source
+        err.print(f"code written for MindSpore {written_for}: changes of meaning since are reported")
+    return target, source, config
+
+
+def _listed_files(paths: tuple[Path, ...], config: Config, summary: Summary, err: Stream) -> list[Path]:
+    """The Python files and notebooks under ``paths``; a named file that is neither is skipped."""
     named = {path for path in paths if path.is_file()}
     files = []
     for path in sources.discover([path for path in paths if path.exists()], config.exclude):
@@ -176,7 +195,7 @@ def _start(
     if not files and not summary.skipped:
         shown = ", ".join(str(path) for path in paths)
         err.print(f"warning: no Python files or notebooks found in {shown}")
-    return target, files, summary, config, source
+    return files
 
 
 def _stdin_name(paths: tuple[Path, ...], stdin_filename: Optional[Path]) -> Optional[Path]:
@@ -518,17 +537,9 @@ class _MigrationRun:
     def __init__(self, request: MigrateRequest) -> None:
         self.request = request
         self.out, self.err = Stream(), Stream(stderr=True)
-        needs_target = request.kinds == DOWNGRADE_KINDS
-        self.target, files, self.summary, self.config, self.source = _start(
-            request.paths,
-            request.target_version,
-            request.exclude,
-            self.err,
-            request.select,
-            request.ignore_codes,
-            needs_target,
-        )
-        self.files, self.every_file = _sharded(files, self.summary, request.shard)
+        self.started = started = _start(request, self.err, needs_target=request.kinds == DOWNGRADE_KINDS)
+        self.target, self.summary, self.config = started.target, started.summary, started.config
+        self.files, self.every_file = _sharded(started.files, self.summary, request.shard)
         self.baseline = _read_baseline(request.baseline_file or self.config.baseline)
         if not request.dry_run:
             self._clean_up_leftovers()
@@ -698,18 +709,7 @@ class _MigrationRun:
             remaining = summary.remaining and not request.exit_zero
             exit_code = max(self.verify_exit, EXIT_CHANGES if pending or remaining else EXIT_OK)
         if request.fmt != "text" or request.output_file is not None:
-            run = _run_info(
-                request.command,
-                self.target,
-                self.source,
-                self.config,
-                summary,
-                self.statuses,
-                exit_code,
-                request.fmt,
-                request.paths,
-                request.dry_run,
-            )
+            run = _run_info(request.command, self.started, request, self.statuses, exit_code, request.dry_run)
             if self.baseline is not None:
                 named = str(request.baseline_file or self.config.baseline)
                 run = dataclasses.replace(run, baseline=named, in_baseline=summary.in_baseline)
@@ -718,7 +718,7 @@ class _MigrationRun:
             facts = RunFacts(
                 request.command,
                 str(self.target),
-                self.source,
+                self.started.source,
                 _arguments(),
                 request.dry_run,
                 tuple(self.reported),
@@ -807,18 +807,8 @@ def _migrate_stdin(request: MigrateRequest, name: Path) -> None:
     --dry-run the diff; findings on stderr (or in --output-file); exit codes as for a file."""
     err = Stream(stderr=True)
     kinds, dry_run, quiet, fmt = request.kinds, request.dry_run, request.quiet, request.fmt
-    needs_target = kinds == DOWNGRADE_KINDS
-    started = _start(
-        (name,),
-        request.target_version,
-        (),
-        err,
-        request.select,
-        request.ignore_codes,
-        needs_target,
-        stdin=True,
-    )
-    target, _, summary, config, source = started
+    started = _start(request, err, stdin=name, needs_target=kinds == DOWNGRADE_KINDS)
+    target, summary, config = started.target, started.summary, started.config
     outcome, data = migrate_bytes(_read_stdin(), name, target, config, kinds)
     if outcome.error:
         summary.errors += 1
@@ -840,9 +830,9 @@ def _migrate_stdin(request: MigrateRequest, name: Path) -> None:
         exit_code = EXIT_CHANGES if (dry_run and outcome.changed) or remaining else EXIT_OK
     if fmt != "text" or request.output_file is not None:
         statuses = [_file_status(outcome, outcome.changed)]
-        run = _run_info(
-            request.command, target, source, config, summary, statuses, exit_code, fmt, (), dry_run
-        )
+        # stdin's text has no path of its own to say where it came from
+        named_nothing = dataclasses.replace(request, paths=())
+        run = _run_info(request.command, started, named_nothing, statuses, exit_code, dry_run)
         if request.output_file is not None:
             _emit(render(records, fmt, run), request.output_file)
         else:
@@ -970,17 +960,7 @@ def check(**options: Any) -> None:
         records = [records[position] for position in kept]
     counts = _CheckCounts.of(records, found.summary)
     exit_code = counts.exit_code(request.exit_zero)
-    run = _run_info(
-        "check",
-        found.target,
-        found.source,
-        found.config,
-        found.summary,
-        found.statuses,
-        exit_code,
-        request.fmt,
-        request.paths,
-    )
+    run = _run_info("check", found.started, request, found.statuses, exit_code)
     run = dataclasses.replace(
         run,
         baseline=None if found.baseline_path is None else str(found.baseline_path),
@@ -1007,34 +987,34 @@ class CheckRequest(RunRequest):
 class _Checked:
     """What the rules found in a `check`'s files, before the baseline: one record per finding."""
 
-    target: Version
-    source: str  # how the target was found
-    config: Config
-    files: list[Path]
-    summary: Summary
+    started: _Started
+    files: list[Path]  # this shard's
     baseline_path: Optional[Path]
     baseline: Optional[Baseline]  # read before the run: a bad one stops it before any work
     records: list[Record] = dataclasses.field(default_factory=list)
     statuses: list[FileStatus] = dataclasses.field(default_factory=list)
 
+    @property
+    def target(self) -> Version:
+        return self.started.target
+
+    @property
+    def config(self) -> Config:
+        return self.started.config
+
+    @property
+    def summary(self) -> Summary:
+        return self.started.summary
+
 
 def _checked(request: CheckRequest, err: Stream) -> _Checked:
     stdin = _stdin_name(request.paths, request.stdin_filename)
-    named = (stdin,) if stdin is not None else request.paths
-    target, files, summary, config, source = _start(
-        named,
-        request.target_version,
-        request.exclude,
-        err,
-        request.select,
-        request.ignore_codes,
-        stdin=stdin is not None,
-        reads_only=True,
-    )
-    files, every_file = _sharded(files, summary, request.shard)
+    started = _start(request, err, stdin=stdin, reads_only=True)
+    target, summary, config = started.target, started.summary, started.config
+    files, every_file = _sharded(started.files, summary, request.shard)
     baseline_path = None if request.write_baseline else request.baseline_file or config.baseline
     baseline = _read_baseline(baseline_path)
-    found = _Checked(target, source, config, files, summary, baseline_path, baseline)
+    found = _Checked(started, files, baseline_path, baseline)
     # -q reports only what to act on: not the notes, nor the sites left alone.
     quieted = set(all_reasons()) | set(all_notes()) if request.quiet else set()
     # json and sarif carry fixes: they are built and validated as upgrade does. For the others
@@ -1128,27 +1108,24 @@ def _file_status(outcome: FileOutcome, landed: bool) -> FileStatus:
 
 def _run_info(
     command: str,
-    target: Version,
-    source: str,
-    config: Config,
-    summary: Summary,
+    started: _Started,
+    request: RunRequest,
     statuses: list[FileStatus],
     exit_code: int,
-    fmt: str,
-    paths: tuple[Path, ...],
     dry_run: bool = False,
 ) -> RunInfo:
     """What --format json and sarif say of the run besides its findings."""
-    skipped = [FileStatus(path, "skipped", why) for path, why in summary.skipped]
+    skipped = [FileStatus(path, "skipped", why) for path, why in started.summary.skipped]
     provenance = None
-    if fmt == "sarif" and paths:
+    if request.fmt == "sarif" and request.paths:
         from ms_migrate.provenance import git_provenance  # runs git: only for SARIF
 
-        provenance = git_provenance(paths[0])
+        provenance = git_provenance(request.paths[0])
+    config = started.config
     return RunInfo(
         command,
-        str(target),
-        source,
+        str(started.target),
+        started.source,
         arguments=_arguments(),
         select=config.select,
         ignore=config.ignore,

@@ -282,6 +282,15 @@ def _matching(item: Diagnostic, sent: list[types.Diagnostic]) -> list[types.Diag
 
 def build_server() -> MigrateServer:
     server = MigrateServer()
+    _serve_documents(server)
+    _serve_notebooks(server)
+    _serve_requests(server)
+    return server
+
+
+def _serve_documents(server: MigrateServer) -> None:
+    """The client's settings, and the text documents' lifecycle: each change is analysed again
+    after the debounce, each close clears what was published."""
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MigrateServer, params: types.InitializeParams) -> None:
@@ -309,6 +318,14 @@ def build_server() -> MigrateServer:
         ls.close(params.text_document.uri)
         ls._send(params.text_document.uri, [], None)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files(ls: MigrateServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.reanalyse_all()
+
+
+def _serve_notebooks(server: MigrateServer) -> None:
+    """A notebook's lifecycle, as a text document's: analysed whole, published per cell."""
+
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: MigrateServer, params: types.DidOpenNotebookDocumentParams) -> None:
         ls.schedule(params.notebook_document.uri, 0)
@@ -327,9 +344,9 @@ def build_server() -> MigrateServer:
         for cell in params.cell_text_documents:
             ls._send(cell.uri, [], None)
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files(ls: MigrateServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.reanalyse_all()
+
+def _serve_requests(server: MigrateServer) -> None:
+    """What the client asks of a document: its code actions, and a hover's explanation."""
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -340,43 +357,14 @@ def build_server() -> MigrateServer:
     async def code_action(
         ls: MigrateServer, params: types.CodeActionParams
     ) -> Optional[list[types.CodeAction]]:
-        uri = params.text_document.uri
-        key = ls.key_of(uri)
+        key = ls.key_of(params.text_document.uri)
         analysis = await ls.current(key)
         if analysis is None:
             return None
-        wanted = params.context.only
         versions = ls.versions(key, analysis)
         if versions is None:
             return None
-
-        def build() -> list[types.CodeAction]:
-            actions: list[types.CodeAction] = []
-
-            def add(rewrite: Optional[Rewrite], diagnostics: list[types.Diagnostic]) -> None:
-                if rewrite is None:
-                    return
-                made = ls.action(analysis, key, versions, rewrite, diagnostics)
-                if made is not None and (not wanted or any(made.kind.startswith(kind) for kind in wanted)):
-                    actions.append(made)
-
-            here = ls.findings_at(analysis, uri, params.range)
-            for item in here:
-                sent = _matching(item, list(params.context.diagnostics))
-                if item.fixable:
-                    add(analysis.fix_for((item.code, item.line)), sent)
-            for site in analysis.downgrade_sites():
-                if params.range.start.line + 1 <= site[1] <= params.range.end.line + 1 or any(
-                    item.line == site[1] for item in here
-                ):
-                    add(analysis.downgrade_for(site), [])
-            for item in here:
-                add(analysis.ignore(item), _matching(item, list(params.context.diagnostics)))
-            add(analysis.fix_all(), [])
-            add(analysis.downgrade_all(), [])
-            return actions
-
-        return await ls.on_worker(build)
+        return await ls.on_worker(lambda: _code_actions(ls, params, key, analysis, versions))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MigrateServer, params: types.HoverParams) -> Optional[types.Hover]:
@@ -392,7 +380,40 @@ def build_server() -> MigrateServer:
         text = "\n\n---\n\n".join(ls.explain(item) for item in here)
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
-    return server
+
+def _code_actions(
+    ls: MigrateServer,
+    params: types.CodeActionParams,
+    key: str,
+    analysis: Analysis,
+    versions: tuple[Optional[int], dict[str, int]],
+) -> list[types.CodeAction]:
+    """The fixes of the findings in the range, the downgrades of its sites, an ignore comment for
+    each finding, then fix-all and downgrade-all: those of the kinds the client asked for."""
+    wanted, uri = params.context.only, params.text_document.uri
+    actions: list[types.CodeAction] = []
+
+    def add(rewrite: Optional[Rewrite], diagnostics: list[types.Diagnostic]) -> None:
+        if rewrite is None:
+            return
+        made = ls.action(analysis, key, versions, rewrite, diagnostics)
+        if made is not None and (not wanted or any(made.kind.startswith(kind) for kind in wanted)):
+            actions.append(made)
+
+    here = ls.findings_at(analysis, uri, params.range)
+    for item in here:
+        if item.fixable:
+            add(analysis.fix_for((item.code, item.line)), _matching(item, list(params.context.diagnostics)))
+    for site in analysis.downgrade_sites():
+        if params.range.start.line + 1 <= site[1] <= params.range.end.line + 1 or any(
+            item.line == site[1] for item in here
+        ):
+            add(analysis.downgrade_for(site), [])
+    for item in here:
+        add(analysis.ignore(item), _matching(item, list(params.context.diagnostics)))
+    add(analysis.fix_all(), [])
+    add(analysis.downgrade_all(), [])
+    return actions
 
 
 def serve() -> None:

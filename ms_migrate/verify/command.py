@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 from rich.console import Console
@@ -30,6 +31,7 @@ from ms_migrate.verify.model import (
     EXIT_EQUAL,
     EXIT_NO_SANDBOX,
     EXIT_NOT_RUN,
+    VerificationReport,
     VerifyOptions,
 )
 from ms_migrate.verify.render import print_report, report_json
@@ -152,26 +154,7 @@ def _explicit(ctx: click.Context) -> set[str]:
     "and run nothing.",
 )
 @click.pass_context
-def verify_command(
-    ctx: click.Context,
-    before: Path,
-    after: Path,
-    script: bool,
-    device: str,
-    mode: str,
-    steps: int,
-    rtol: float,
-    atol: float,
-    output_format: str,
-    timeout: float,
-    import_timeout: float,
-    memory_limit: Optional[int],
-    workers: Optional[int],
-    python: Optional[str],
-    target_version: Optional[str],
-    before_version: Optional[str],
-    sandbox: bool,
-) -> None:
+def verify_command(ctx: click.Context, **flags: Any) -> None:
     """Run BEFORE and AFTER (two versions of one file) on MindSpore and compare them.
 
     Every top-level train-step Cell and grad function that differs is run for --steps steps with
@@ -183,46 +166,87 @@ def verify_command(
     the code in a temporary directory, but the code itself can write or delete any file you can,
     by absolute path. Verify only code you would run yourself, or use --sandbox.
     """
+    request = VerifyRequest(**flags)
+    options = request.options(_explicit(ctx))
     try:
-        device, device_ids = parse_spec(device)
-    except DeviceSpecError as error:
-        raise click.BadParameter(str(error), param_hint="'--device'") from None
-    options = VerifyOptions(
-        device=device,
-        device_ids=device_ids or visible_ids(device),
-        modes=modes_for(mode),
-        steps=steps,
-        rtol=rtol,
-        atol=atol,
-        timeout_s=timeout,
-        import_timeout_s=import_timeout,
-        memory_limit_mb=memory_limit,
-        workers=workers,
-        python=python,
-        sandbox=sandbox,
-    )
-    if target_version or before_version:
-        if python:
-            message = "--python names one interpreter for both versions: drop it, or the versions"
-            raise click.UsageError(message)
-        options = _on_runtimes(options, target_version, before_version, after)
-    try:
-        options = apply_settings(options, find_config(before), _explicit(ctx))
-        report = verify_scripts(before, after, options) if script else verify_files(before, after, options)
+        if request.script:
+            report = verify_scripts(request.before, request.after, options)
+        else:
+            report = verify_files(request.before, request.after, options)
     except (ConfigError, sources.SourceError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_NOT_RUN)
     except SandboxUnavailable as error:
         click.echo(f"error: {error}; nothing was run", err=True)
         sys.exit(EXIT_NO_SANDBOX)
-    if output_format == "json":
-        data = report_json(report, options, before=str(before), after=str(after), script=script)
-        click.echo(json.dumps(data, indent=2))
-    else:
-        console = make_console(soft_wrap=False)
-        print_report(console, report)
-        console.print(report.summary(), markup=False, soft_wrap=True)
+    request.show(report, options)
     sys.exit(report.exit_code)
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """What one `verify` was asked, as its options parse."""
+
+    before: Path
+    after: Path
+    script: bool
+    device: str
+    mode: str
+    steps: int
+    rtol: float
+    atol: float
+    output_format: str
+    timeout: float
+    import_timeout: float
+    memory_limit: Optional[int]
+    workers: Optional[int]
+    python: Optional[str]
+    target_version: Optional[str]
+    before_version: Optional[str]
+    sandbox: bool
+
+    def options(self, explicit: set[str]) -> VerifyOptions:
+        """The options of the run: these, on the runtimes the versions name, under the project's
+        [tool.ms-migrate.verify] table where an option was not given (``explicit``: those that
+        were). A table that cannot be read exits 2."""
+        try:
+            device, device_ids = parse_spec(self.device)
+        except DeviceSpecError as error:
+            raise click.BadParameter(str(error), param_hint="'--device'") from None
+        options = VerifyOptions(
+            device=device,
+            device_ids=device_ids or visible_ids(device),
+            modes=modes_for(self.mode),
+            steps=self.steps,
+            rtol=self.rtol,
+            atol=self.atol,
+            timeout_s=self.timeout,
+            import_timeout_s=self.import_timeout,
+            memory_limit_mb=self.memory_limit,
+            workers=self.workers,
+            python=self.python,
+            sandbox=self.sandbox,
+        )
+        if self.target_version or self.before_version:
+            if self.python:
+                message = "--python names one interpreter for both versions: drop it, or the versions"
+                raise click.UsageError(message)
+            options = _on_runtimes(options, self.target_version, self.before_version, self.after)
+        try:
+            return apply_settings(options, find_config(self.before), explicit)
+        except ConfigError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(EXIT_NOT_RUN)
+
+    def show(self, report: VerificationReport, options: VerifyOptions) -> None:
+        if self.output_format == "json":
+            before, after = str(self.before), str(self.after)
+            data = report_json(report, options, before=before, after=after, script=self.script)
+            click.echo(json.dumps(data, indent=2))
+        else:
+            console = make_console(soft_wrap=False)
+            print_report(console, report)
+            console.print(report.summary(), markup=False, soft_wrap=True)
 
 
 def _parse(value: str, option: str) -> Version:
