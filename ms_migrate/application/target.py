@@ -69,17 +69,33 @@ def resolve_target(
         err.print(f"target MindSpore {newest} ({source}; use --target-version for an older one)")
         target = newest
     else:
-        if detected is not None:
-            why = f"{detected.pin.file} names {detected.pin.package} without a version"
-        else:
-            why = "no mindspore pin found"
-        if needs_target:
-            raise TargetError(
-                f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
-                f"{default_target()}, would leave every file as is)"
-            )
-        target, source = default_target(), f"default: {why}"
-        err.print(f"target MindSpore {target} ({source}; use --target-version)")
+        target, source = _default(detected, needs_target, err)
+    _say_what_is_known_of(target, err)
+    written_for = from_version
+    if written_for is None and detected is not None and detected.version not in (None, target):
+        written_for = detected.version
+    return target, source, written_for
+
+
+def _default(detected: Optional[DetectedTarget], needs_target: bool, err: Stream) -> tuple[Version, str]:
+    """The default target where nothing pins a version (none for a downgrade, which needs one)."""
+    if detected is not None:
+        why = f"{detected.pin.file} names {detected.pin.package} without a version"
+    else:
+        why = "no mindspore pin found"
+    if needs_target:
+        raise TargetError(
+            f"downgrade needs an older target: pass --target-version X.Y ({why}, and the default, "
+            f"{default_target()}, would leave every file as is)"
+        )
+    target, source = default_target(), f"default: {why}"
+    err.print(f"target MindSpore {target} ({source}; use --target-version)")
+    return target, source
+
+
+def _say_what_is_known_of(target: Version, err: Stream) -> None:
+    """A target newer than the newest release known is read as that release, and one known from
+    its release notes alone is said to be."""
     newest = newest_known()
     if target > newest:
         err.print(
@@ -95,7 +111,3 @@ def resolve_target(
             f"not from a runtime of it: the names it has are read as {default_target()}'s, and what "
             f"its notes change is reported ({rules})"
         )
-    written_for = from_version
-    if written_for is None and detected is not None and detected.version not in (None, target):
-        written_for = detected.version
-    return target, source, written_for
