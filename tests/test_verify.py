@@ -542,3 +542,75 @@ def test_a_file_changed_only_by_release_fixes_has_nothing_else_to_run(tmp_path: 
     assert "from mindspore.dataset import transforms as c_transforms" in script.read_text(encoding="utf-8")
     assert f"{script}: 1 release fix (MS211:1) proven by the release facts; nothing else to run" in output
     assert "1 file changed" in output
+
+
+STEP_WITH_STRAY_IMPORTS = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+import pandas_nowhere as pd
+from easydict_nowhere import EasyDict as edict
+from sklearn_nowhere.metrics import f1_score
+{used}
+
+def report(values):
+    return pd.DataFrame(values), f1_score
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_package_the_runtime_lacks_is_stood_in_for_and_named_and_a_use_of_it_cannot_run(
+    tmp_path: Path,
+) -> None:
+    """Three packages imported and never used by the step: it runs, equal, and the verdict names
+    them. The same file building a config from one at import: that is a use, and it cannot run."""
+    (tmp_path / "stray.py").write_text(STEP_WITH_STRAY_IMPORTS.format(used=""), encoding="utf-8")
+    used = STEP_WITH_STRAY_IMPORTS.format(used='CFG = edict({"lr": 0.1})\n')
+    (tmp_path / "used.py").write_text(used, encoding="utf-8")
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.10", "--no-cache", str(tmp_path))
+    assert code == 2, output
+    named = "stood in for easydict_nowhere, pandas_nowhere, sklearn_nowhere (not installed in this runtime)"
+    for mode in ("pynative", "graph"):
+        assert f"stray.py: TrainStep:12 ({mode}): equal\n    {named}" in output, output
+        assert (
+            f"used.py: TrainStep:13 ({mode}): could not run: BEFORE raised at import: StandInUsed: " in output
+        )
+    assert "easydict_nowhere.EasyDict was used, and 'easydict_nowhere' is not installed" in output
+    assert "GradOperation" not in (tmp_path / "stray.py").read_text(encoding="utf-8")
+    assert (tmp_path / "used.py").read_text(encoding="utf-8") == used
+
+
+def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_installed_package(
+    tmp_path: Path,
+) -> None:
+    from ms_migrate.verify.worker import ProjectModules, Versions
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (tmp_path / "helpers").mkdir()
+    step = tmp_path / "app" / "step.py"
+    step.parent.mkdir()
+    job = {"before_label": str(step), "search_path": []}
+    versions = Versions(job, lambda: None, str, lambda **_: None, ProjectModules())
+
+    def missing(name: str) -> ModuleNotFoundError:
+        return ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    assert versions._standable(missing("pandas_nowhere.io")) == "pandas_nowhere"
+    assert versions._standable(missing("helpers")) is None  # the project holds it: the path is wrong
+    assert versions._standable(missing("mindspore.dataset.vision.c_transforms")) is None
+    assert versions._standable(missing("json.nowhere")) is None  # json is there: a part of it is not
+    assert versions._standable(ImportError("cannot import name 'x'", name="pandas_nowhere")) is None

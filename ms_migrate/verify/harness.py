@@ -27,7 +27,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
 
-from ms_migrate.verify import compat, float_status, probe, project_network
+from ms_migrate.verify import compat, float_status, probe, project_network, standins
 from ms_migrate.verify.compare import Tally
 from ms_migrate.verify.model import Verdict, worst
 
@@ -716,9 +716,13 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
     recording BEFORE, what it recorded under ``"recorded"`` (and no verdict of its own)."""
     float_status.reset_used()
     result = _run_site(site, context, modules)
-    stood_in = float_status.used()
-    if stood_in and result["verdict"] == Verdict.EQUAL.value:
-        result["detail"] = STOOD_IN.format(", ".join(stood_in))
+    if result["verdict"] == Verdict.EQUAL.value:
+        stood_in = float_status.used()
+        packages = getattr(modules, "stood_in", ())
+        details = [STOOD_IN.format(", ".join(stood_in))] if stood_in else []
+        details += [standins.describe(packages)] if packages else []
+        if details:
+            result["detail"] = "; ".join(details)
     if context.records_only:
         result["recorded"] = context.recording
     return result

@@ -109,6 +109,7 @@ class Versions:
         self.describe = describe
         self.notify = notify
         self.loaded: dict[str, Any] = {}
+        self.stood_in: set[str] = set()  # the packages this pair's imports are given stand-ins for
 
     def __call__(self, label: str) -> ModuleType:
         from ms_migrate.verify.harness import ImportFailure
@@ -121,9 +122,32 @@ class Versions:
         return value
 
     def _import(self, label: str) -> Any:
+        """The version's module, or why it cannot be imported. A third-party package it imports
+        and the runtime lacks is stood in for (``ms_migrate.verify.standins``), and the import
+        tried again."""
+        from ms_migrate.verify import standins
+
+        while True:
+            self.activate()
+            outcome = self._import_once(label)
+            if isinstance(outcome, ModuleType):
+                return outcome
+            missing = self._standable(outcome)
+            if missing is None or len(self.stood_in) >= standins.MAX_STANDINS:
+                return self._failure(outcome, label)
+            self.stood_in.add(missing)
+
+    def activate(self) -> None:
+        """This pair's roots first on the path, and its stand-ins (and no other pair's) allowed."""
+        from ms_migrate.verify import standins
+
+        self.projects.activate(self.job["search_path"])
+        standins.finder().activate(self.stood_in)
+
+    def _import_once(self, label: str) -> Any:
+        """The module, or the exception its import raised."""
         name = self.job[f"{label}_module"]
         path = self.job[label]
-        self.projects.activate(self.job["search_path"])
         self.reset()
         self.notify(event="importing", what=label.upper(), path=self.job[f"{label}_label"])
         argv = sys.argv
@@ -140,7 +164,7 @@ class Versions:
             if isinstance(error, KeyboardInterrupt):
                 raise
             sys.modules.pop(name, None)
-            return f"{label.upper()} raised at import: {self.describe(error)}{self._hint(error, label)}"
+            return error
         finally:
             sys.argv = argv
             self.projects.record(self.job["search_path"])
@@ -149,10 +173,35 @@ class Versions:
         gc.freeze()  # the module lives as long as the worker: keep it out of every collection
         return module
 
+    def _failure(self, error: BaseException, label: str) -> str:
+        return f"{label.upper()} raised at import: {self.describe(error)}{self._hint(error, label)}"
+
+    def _standable(self, error: BaseException) -> Optional[str]:
+        """The top-level package a failed import lacks, where a stand-in may take its place: not
+        MindSpore (a release removed or moved it), not one a folder of the project holds (the
+        path is what is wrong), and not one the runtime has (a part of it is missing)."""
+        if not isinstance(error, ModuleNotFoundError) or not error.name:
+            return None
+        top = error.name.split(".")[0]
+        if top in self.stood_in or top.startswith("mindspore") or top.startswith("_msm_"):
+            return None
+        from ms_migrate.project_root import project_folders
+        from ms_migrate.verify.imports import holds_module
+
+        where = Path(self.job["before_label"])
+        if any(holds_module(folder, top) for folder in project_folders(where)):
+            return None
+        try:
+            if importlib.util.find_spec(top) is not None:
+                return None
+        except (ImportError, ValueError):
+            return None
+        return top
+
     def project_module(self, name: str) -> ModuleType:
         """A module of the project by its dotted name (the file that defines a train step's
         network), imported as the versions' own imports would: with the file's roots on the path."""
-        self.projects.activate(self.job["search_path"])
+        self.activate()
         argv = sys.argv
         sys.argv = [name]
         try:
@@ -334,7 +383,7 @@ class FileState:
 
     def run(self, site_id: int, mode: str, recorded: Optional[dict] = None) -> dict[str, Any]:
         self.mode = mode
-        self.projects.activate(self.job["search_path"])
+        self.versions.activate()
         try:
             return self._harness.run_site(self.sites[site_id], self.context(mode, recorded), self.versions)
         except Exception as error:  # a bug here must not cost the other sites their results

@@ -1,0 +1,124 @@
+"""Stand-ins for the third-party packages a version imports and the runtime lacks.
+
+A model zoo's file imports more than its train step needs: `import pandas` for a report,
+`from easydict import EasyDict` for a config it never builds in the step, `import cv2` for a
+dataset. Measured on public repositories never used in development, a package missing from
+the runtime was the first reason verify could not run a converted site (19 of 46). Where the
+version's import fails on such a package (one no folder of the project holds, and not
+MindSpore), the worker imports the version again with a stand-in module for it: every name
+taken from it is a placeholder that raises ``StandInUsed``, naming the package, as soon as the
+code calls it, indexes it, iterates it, derives a class from it or reads its truth. A site whose
+run never touches the package is run for real and its verdict says which packages were stood in
+for; one that touches it cannot run, and says why. BEFORE and AFTER import the same packages,
+so both stand in alike.
+
+The stand-ins belong to one file pair: the worker hands ``StandIns.activate`` the names of the
+pair it runs, and a stand-in no longer named leaves ``sys.modules``, so another file that
+imports the package finds it missing for itself and is told so.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any, NoReturn, Optional
+
+# More than this many missing packages in one file: it is not a train step with a stray import.
+MAX_STANDINS = 8
+
+
+class StandInUsed(RuntimeError):
+    """The code used a name of a package that only a stand-in provides here."""
+
+
+class _Absent:
+    """A name taken from a stand-in module: any use of it raises ``StandInUsed``."""
+
+    def __init__(self, dotted: str) -> None:
+        object.__setattr__(self, "_dotted", dotted)
+
+    def __getattr__(self, name: str) -> _Absent:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # what copy, pickle and inspect probe for: absent
+        return _Absent(f"{self._dotted}.{name}")
+
+    def _used(self, *_: object, **__: object) -> NoReturn:
+        package = self._dotted.split(".")[0]
+        raise StandInUsed(
+            f"{self._dotted} was used, and {package!r} is not installed in this runtime "
+            "(ms-migrate stood in for it: the import alone was not enough to run this site)"
+        )
+
+    __call__ = __getitem__ = __iter__ = __len__ = __bool__ = __mro_entries__ = _used
+    __setattr__ = __enter__ = __add__ = __mul__ = __eq__ = __hash__ = _used  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<stand-in for {self._dotted}>"
+
+
+class _StandInModule(ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Absent(f"{self.__name__}.{name}")
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = _StandInModule(spec.name)
+        module.__path__ = []  # a package: `import pkg.sub` and `from pkg.sub import x` work too
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+class StandIns(importlib.abc.MetaPathFinder):
+    """The finder of the stand-in modules allowed now, last on ``sys.meta_path``: a package the
+    runtime has is always found before it."""
+
+    def __init__(self) -> None:
+        self.allowed: frozenset[str] = frozenset()
+        self._loader = _Loader()
+
+    def find_spec(
+        self, fullname: str, path: Optional[Iterable[str]] = None, target: Optional[ModuleType] = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname.split(".")[0] not in self.allowed:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self._loader, is_package=True)
+
+    def activate(self, names: Iterable[str]) -> None:
+        """Allow the stand-ins of ``names`` (one file pair's), and only those."""
+        allowed = frozenset(names)
+        if allowed == self.allowed:
+            return
+        for name, module in list(sys.modules.items()):
+            if isinstance(module, _StandInModule) and name.split(".")[0] not in allowed:
+                del sys.modules[name]
+        self.allowed = allowed
+
+
+_installed: Optional[StandIns] = None
+
+
+def finder() -> StandIns:
+    """The worker's finder, on ``sys.meta_path`` from the first call."""
+    global _installed
+    if _installed is None:
+        _installed = StandIns()
+        sys.meta_path.append(_installed)
+    return _installed
+
+
+def describe(names: Iterable[str]) -> str:
+    """What a verdict says of the packages stood in for."""
+    listed = sorted(names)
+    them = "them" if len(listed) > 1 else "it"
+    return (
+        f"stood in for {', '.join(listed)} (not installed in this runtime): the file imports {them}, "
+        f"and this site's run never used {them}"
+    )
