@@ -29,6 +29,7 @@ class VerifiedRow:
     verdict: str  # "equal", "differs", "could not run"
     runtime: str
     reason: str = ""
+    detail: str = ""  # what qualifies an `equal` (a stand-in it ran with), or the error behind a reason
 
 
 @dataclass(frozen=True)
@@ -257,5 +258,6 @@ def verified_rows(report: object) -> tuple[VerifiedRow, ...]:
     for result in getattr(report, "results", ()):
         verdict = getattr(result.verdict, "value", str(result.verdict))
         site = result.label
-        rows.append(VerifiedRow(site, result.mode, verdict, result.runtime, result.reason))
+        detail = getattr(result, "detail", "")
+        rows.append(VerifiedRow(site, result.mode, verdict, result.runtime, result.reason, detail))
     return tuple(rows)

@@ -914,6 +914,8 @@ def test_upgrade_verify_proves_a_step_only_the_project_s_own_network_can_drive(t
     (verified,) = [item["verified"] for item in json.loads(report.read_text())["files"] if item["verified"]]
     assert {(row["mode"], row["verdict"]) for row in verified} == {("pynative", "equal"), ("graph", "equal")}
     assert "ran on the project's Net(), on inputs float32[6, 3, 28, 28]" in result.output
+    # What qualifies the proof is in the report too, as in the output.
+    assert all("ran on the project's Net()" in row["detail"] for row in verified)
 
 
 @pytest.mark.mindspore
