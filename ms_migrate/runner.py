@@ -746,15 +746,21 @@ def upgrade_files_verified(
     changed = [outcome for outcome in outcomes if outcome.changed]
     # Importing a notebook as it is would run all of its cells (training loops included): verify
     # imports its definitions only.
-    items, baselines = [], []
+    items, baselines, whole = [], [], {}
     for outcome in changed:
         baseline = _release_fixed(outcome, target, config, kinds)
         before, after = baseline.text, outcome.after
         if outcome.path.suffix == ".ipynb":
             before, after = definitions_text(before), definitions_text(after)
+            whole[outcome.path] = outcome.after
         items.append((outcome.path, before, after))
         baselines.append(baseline)
-    reports = verify_many(items, options, _known_networks)
+
+    def networks(path: Path, text: str) -> NetworkLookup:
+        # A notebook's networks are built in the cells verify leaves out: they are read from all.
+        return _known_networks(path, whole.get(path, text))
+
+    reports = verify_many(items, options, networks)
     for outcome, report, baseline in zip(changed, reports, baselines):
         report.release_fixes = [f"{fixed.code}:{fixed.line}" for fixed in baseline.fixed]
         if baseline.fixed:

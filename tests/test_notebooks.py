@@ -130,6 +130,54 @@ def test_upgrade_verify_runs_a_notebook_s_definitions_only(tmp_path: Path) -> No
     assert not marker.exists()
 
 
+STARRED_STEP_CELLS = (
+    "import mindspore.nn as nn\nimport mindspore.ops as ops\n",
+    "class Net(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Dense(4, 2)\n"
+    "\n"
+    "    def construct(self, x):\n"
+    "        return self.fc(x)\n",
+    "class StarredStep(nn.Cell):\n"
+    "    def __init__(self, network, optimizer):\n"
+    "        super().__init__()\n"
+    "        self.network = network\n"
+    "        self.optimizer = optimizer\n"
+    "        self.weights = optimizer.parameters\n"
+    "        self.grad = ops.GradOperation(get_by_list=True)\n"
+    "\n"
+    "    def construct(self, *inputs):\n"
+    "        loss = self.network(*inputs)\n"
+    "        grads = self.grad(self.network, self.weights)(*inputs)\n"
+    "        self.optimizer(grads)\n"
+    "        return loss\n",
+    "net = Net()\n"
+    "optimizer = nn.Momentum(net.trainable_params(), 0.01, 0.9)\n"
+    "step = StarredStep(nn.WithLossCell(net, nn.MSELoss()), optimizer)\n",
+)
+
+
+@pytest.mark.mindspore
+def test_a_notebook_s_step_runs_on_the_network_its_other_cells_build(tmp_path: Path) -> None:
+    """A step passing `*inputs` is converted because a cell builds it over `nn.WithLossCell`,
+    whose construct takes two inputs. Verify imports the definitions only, but knows the network
+    from every cell: it runs the two-input probe, equal in GRAPH mode, not a `*inputs` network
+    (which GRAPH mode's grad refuses, and which made the proven rewrite look wrong)."""
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+        for source in STARRED_STEP_CELLS
+    ]
+    notebook = tmp_path / "starred.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    result = CliRunner().invoke(main, ["upgrade", "--verify", "--target-version", "2.10", str(notebook)])
+    assert result.exit_code == 1 and "1 site converted" in result.output, result.output  # MSN001 stays
+    rows = [line.split() for line in result.output.splitlines() if "StarredStep (cell 3:1)" in line]
+    assert {(row[3], row[-1]) for row in rows} == {("pynative", "equal"), ("graph", "equal")}, result.output
+    written = notebook.read_text(encoding="utf-8")
+    assert "GradOperation" not in written and ".grad(self.network, None, self.weights)" in written
+
+
 def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
     from ms_migrate.verify.definitions import definitions_text
 
