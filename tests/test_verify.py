@@ -614,3 +614,22 @@ def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_install
     assert versions._standable(missing("mindspore.dataset.vision.c_transforms")) is None
     assert versions._standable(missing("json.nowhere")) is None  # json is there: a part of it is not
     assert versions._standable(ImportError("cannot import name 'x'", name="pandas_nowhere")) is None
+
+
+@pytest.mark.mindspore
+def test_a_device_the_script_sets_at_import_is_left_out_and_said(tmp_path: Path) -> None:
+    """`context.set_context(device_target="GPU")` at import raised on the CPU runtime, so the site
+    could not run; the device is verify's to choose: the key is left out, the mode kept, and the
+    verdict says so."""
+    stray = STEP_WITH_STRAY_IMPORTS.split("\n\n\n", 1)[1]  # the train step alone
+    on_gpu = 'context.set_context(mode=context.GRAPH_MODE, device_target="GPU")\n'
+    source = "import mindspore.nn as nn\nimport mindspore.ops as ops\nfrom mindspore import context\n"
+    source += on_gpu + "\n\n" + stray
+    (tmp_path / "on_gpu.py").write_text(source, encoding="utf-8")
+    # MS101 only: MS210 would respell the call as set_device("GPU"), which is left out alike.
+    options = ("--target-version", "2.10", "--no-cache", "--select", "MS101")
+    code, output = invoke("upgrade", "--verify", *options, str(tmp_path))
+    assert code == 0, output
+    left_out = "the code's set_context(device_target='GPU') left out: verify runs on CPU"
+    for mode in ("pynative", "graph"):
+        assert f"on_gpu.py: TrainStep:7 ({mode}): equal\n    {left_out}" in output, output

@@ -170,4 +170,3 @@ def install() -> None:
             continue
         base.get_overflow_status = get_overflow_status
         base.start_overflow_check = start_overflow_check
-

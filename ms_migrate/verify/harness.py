@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
 
-from ms_migrate.verify import compat, float_status, probe, project_network, standins
+from ms_migrate.verify import compat, device_guard, float_status, probe, project_network, standins
 from ms_migrate.verify.compare import Tally
 from ms_migrate.verify.model import Verdict, worst
 
@@ -719,8 +720,10 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
     if result["verdict"] == Verdict.EQUAL.value:
         stood_in = float_status.used()
         packages = getattr(modules, "stood_in", ())
+        asked = getattr(modules, "device_asked", ())
         details = [STOOD_IN.format(", ".join(stood_in))] if stood_in else []
         details += [standins.describe(packages)] if packages else []
+        details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
         if details:
             result["detail"] = "; ".join(details)
     if context.records_only:

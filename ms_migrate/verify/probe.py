@@ -352,4 +352,3 @@ class Settings:
 
     def get(self, name: str, default: object = None) -> object:
         return getattr(self, name, default)
-

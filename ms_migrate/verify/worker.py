@@ -110,6 +110,7 @@ class Versions:
         self.notify = notify
         self.loaded: dict[str, Any] = {}
         self.stood_in: set[str] = set()  # the packages this pair's imports are given stand-ins for
+        self.device_asked: list[str] = []  # the device calls its imports made, left out
 
     def __call__(self, label: str) -> ModuleType:
         from ms_migrate.verify.harness import ImportFailure
@@ -146,6 +147,9 @@ class Versions:
 
     def _import_once(self, label: str) -> Any:
         """The module, or the exception its import raised."""
+        from ms_migrate.verify import device_guard
+
+        device_guard.take_asked()
         name = self.job[f"{label}_module"]
         path = self.job[label]
         self.reset()
@@ -170,6 +174,7 @@ class Versions:
             self.projects.record(self.job["search_path"])
             self.notify(event="imported")
         self.reset()
+        self.device_asked += [asked for asked in device_guard.take_asked() if asked not in self.device_asked]
         gc.freeze()  # the module lives as long as the worker: keep it out of every collection
         return module
 
@@ -419,6 +424,9 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         from ms_migrate.verify import float_status
 
         float_status.install()  # before any project module binds the operators
+    from ms_migrate.verify import device_guard
+
+    device_guard.install(ms)  # the device is --device's: a script's own choice is left out
 
     # MindSpore runs a full gc.collect() before compiling every Cell; with MindSpore's own
     # objects frozen out of the collector's view that costs ~3 ms instead of ~80 ms.

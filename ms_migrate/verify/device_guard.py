@@ -1,0 +1,55 @@
+"""Keep the device verify was given when the code under verification asks for another.
+
+A training script often sets its device at import: `context.set_context(device_target="GPU")`
+or `mindspore.set_device("Ascend", 1)`. On the CPU runtime that verify runs, MindSpore raises
+("Unsupported device target GPU"), and the site could not run (10 of the rows of a public
+tutorial repository never used in development). The device is verify's to choose (`--device`),
+as the mode is: the worker keeps the device keys out of the code's `set_context` calls and
+makes its `set_device` calls do nothing, passes every other key on, and the verdict of a site
+whose file asked says what was left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEVICE_KEYS = ("device_target", "device_id")
+
+_asked: list[str] = []  # what the code asked for since the last ``take_asked``
+
+
+def install(ms: Any) -> None:
+    """Put the guards where the code finds ``set_context`` and ``set_device`` (1.x: the context
+    module only). Called once the worker has set its own device, before any user code runs."""
+    context = getattr(ms, "context", None)
+    original = getattr(context, "set_context", None) or ms.set_context
+
+    def set_context(*args: Any, **kwargs: Any) -> Any:
+        left_out = {key: kwargs.pop(key) for key in DEVICE_KEYS if key in kwargs}
+        if left_out:
+            shown = ", ".join(f"{key}={value!r}" for key, value in left_out.items())
+            _asked.append(f"set_context({shown})")
+        if args or kwargs:
+            return original(*args, **kwargs)
+        return None
+
+    def set_device(*args: Any, **kwargs: Any) -> None:
+        shown = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
+        _asked.append(f"set_device({shown})")
+
+    for holder in (ms, context):
+        if holder is not None and hasattr(holder, "set_context"):
+            holder.set_context = set_context
+    if hasattr(ms, "set_device"):
+        ms.set_device = set_device
+
+
+def take_asked() -> list[str]:
+    """What the code asked for since the last call, in order, once each."""
+    asked = list(dict.fromkeys(_asked))
+    _asked.clear()
+    return asked
+
+
+def describe(asked: list[str], device: str) -> str:
+    return f"the code's {', '.join(asked)} left out: verify runs on {device}"
