@@ -690,22 +690,33 @@ def _buildable_network(view: ProjectIndex, class_name: str, attribute: str) -> t
     return (str(where.resolve()) if where is not None else "", name, loss)
 
 
-def _release_fixed(outcome: FileOutcome, target: Version, config: Config, kinds: Sequence[str]) -> FileResult:
-    """BEFORE with only the release fixes applied (rules whose fixes are pairs the release facts
-    prove: Rule.release_fix): what `upgrade --verify` runs as BEFORE, on the target's runtime, so
-    that a 1.x file whose imports 2.x no longer has is compared on the rest of its rewrite. A
-    downgrade runs BEFORE as it is, on the newest runtime, which has what it names."""
+def _release_fixed(
+    outcome: FileOutcome, target: Version, config: Config, kinds: Sequence[str]
+) -> tuple[FileResult, str, bool]:
+    """BEFORE with the release fixes applied (rules whose fixes are pairs the release facts prove:
+    Rule.release_fix), and AFTER as verify runs it: what `upgrade --verify` compares, on the
+    target's runtime, so that a 1.x file whose imports 2.x no longer has is compared on the rest
+    of its rewrite. The fixes of every release rule apply, selected or not: one the run does not
+    select (`--select MS101`) leaves the old name in AFTER too, and is applied there as well, for
+    the run only (the flag says so). A downgrade runs BEFORE as it is, on the newest runtime, which
+    has what it names."""
     if "downgrade" in kinds:
-        return FileResult(outcome.before)
-    rules = [rule for rule in rules_for(outcome.path, config, kinds) if rule.release_fix]
-    if not rules:
-        return FileResult(outcome.before)
+        return FileResult(outcome.before), outcome.after, False
+    release = [rule for rule in rules_of_kind(kinds) if rule.release_fix]
+    selected = {rule.code for rule in rules_for(outcome.path, config, kinds)}
+    unselected = [rule for rule in release if rule.code not in selected]
     try:
-        return run_rules(
-            outcome.before, target, rules, _project, outcome.path, written_for=config.written_for
+        before = run_rules(
+            outcome.before, target, release, _project, outcome.path, written_for=config.written_for
         )
+        after = outcome.after
+        if unselected:
+            after = run_rules(
+                after, target, unselected, _project, outcome.path, written_for=config.written_for
+            ).text
     except ParseFailure:
-        return FileResult(outcome.before)
+        return FileResult(outcome.before), outcome.after, False
+    return before, after, after != outcome.after
 
 
 def _lines_back(edited: str, original: str) -> dict[int, int]:
@@ -746,10 +757,11 @@ def upgrade_files_verified(
     changed = [outcome for outcome in outcomes if outcome.changed]
     # Importing a notebook as it is would run all of its cells (training loops included): verify
     # imports its definitions only.
-    items, baselines, whole = [], [], {}
+    items, baselines, whole, fixed_on = [], [], {}, []
     for outcome in changed:
-        baseline = _release_fixed(outcome, target, config, kinds)
-        before, after = baseline.text, outcome.after
+        baseline, after, on_both = _release_fixed(outcome, target, config, kinds)
+        before = baseline.text
+        fixed_on.append("BEFORE and AFTER" if on_both else "BEFORE")
         if outcome.path.suffix == ".ipynb":
             before, after = definitions_text(before), definitions_text(after)
             whole[outcome.path] = outcome.after
@@ -761,8 +773,9 @@ def upgrade_files_verified(
         return _known_networks(path, whole.get(path, text))
 
     reports = verify_many(items, options, networks)
-    for outcome, report, baseline in zip(changed, reports, baselines):
+    for outcome, report, baseline, on in zip(changed, reports, baselines, fixed_on):
         report.release_fixes = [f"{fixed.code}:{fixed.line}" for fixed in baseline.fixed]
+        report.release_fixes_on = on
         if baseline.fixed:
             back = _lines_back(baseline.text, outcome.before)
             for result in report.results:

@@ -633,3 +633,22 @@ def test_a_device_the_script_sets_at_import_is_left_out_and_said(tmp_path: Path)
     left_out = "the code's set_context(device_target='GPU') left out: verify runs on CPU"
     for mode in ("pynative", "graph"):
         assert f"on_gpu.py: TrainStep:7 ({mode}): equal\n    {left_out}" in output, output
+
+
+@pytest.mark.mindspore
+def test_release_fixes_the_run_does_not_select_apply_to_both_versions_for_the_run(tmp_path: Path) -> None:
+    """`--select MS101` over a file importing `c_transforms`, which 2.10 lacks: BEFORE and AFTER
+    both run with the release fix applied (each a proven pair), the step is proven on the rest,
+    and the file written keeps the import, as the selection asked."""
+    stray = STEP_WITH_STRAY_IMPORTS.split("\n\n\n", 1)[1]
+    head = "import mindspore.nn as nn\nimport mindspore.ops as ops\n"
+    source = head + "import mindspore.dataset.vision.c_transforms as C\n\n\n" + stray
+    (tmp_path / "legacy.py").write_text(source, encoding="utf-8")
+    options = ("--target-version", "2.10", "--no-cache", "--select", "MS101")
+    code, output = invoke("upgrade", "--verify", *options, str(tmp_path))
+    assert code == 0, output
+    assert "release fix (MS211:3) proven by the release facts, applied to BEFORE and AFTER" in output, output
+    rows = table_rows(output)
+    assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output
+    written = (tmp_path / "legacy.py").read_text(encoding="utf-8")
+    assert "c_transforms" in written and "GradOperation" not in written

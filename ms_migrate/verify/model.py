@@ -153,6 +153,9 @@ class VerificationReport:
     # The release fixes of the rewrite ("MS211:15"), taken as proven (each a pair the release
     # facts prove) and applied to BEFORE before it ran; `upgrade --verify` only.
     release_fixes: list[str] = field(default_factory=list)
+    # "BEFORE and AFTER" where the run does not select the release rules (`--select MS101`): the
+    # output keeps the old names, and AFTER ran with the fixes too.
+    release_fixes_on: str = "BEFORE"
 
     @property
     def verdict(self) -> Verdict:
@@ -196,4 +199,5 @@ class VerificationReport:
             "sites": [result.to_json() for result in self.results],
             "ended_processes": self.ended,
             "release_fixes": self.release_fixes,
+            "release_fixes_on": self.release_fixes_on,
         }

@@ -48,7 +48,8 @@ def print_report(console: Console, report: VerificationReport) -> None:
         console.print(f"{report.path}: {report.summary()}", markup=False, soft_wrap=True)
         return
     if report.release_fixes:  # BEFORE ran with them applied: say so above the rows
-        line = f"{report.path}: {report.release_fixes_text()}, applied to BEFORE (docs/release-pairs.md)"
+        on = report.release_fixes_on
+        line = f"{report.path}: {report.release_fixes_text()}, applied to {on} (docs/release-pairs.md)"
         console.print(line, markup=False, soft_wrap=True, highlight=False)
     if not console.is_terminal and console.width < UNATTENDED_WIDTH:
         console.width = UNATTENDED_WIDTH
