@@ -626,11 +626,12 @@ def test_a_device_the_script_sets_at_import_is_left_out_and_said(tmp_path: Path)
     source = "import mindspore.nn as nn\nimport mindspore.ops as ops\nfrom mindspore import context\n"
     source += on_gpu + "\n\n" + stray
     (tmp_path / "on_gpu.py").write_text(source, encoding="utf-8")
-    # MS101 only: MS210 would respell the call as set_device("GPU"), which is left out alike.
+    # MS101 only; verify runs both versions with MS210's release fix, set_device("GPU"), which
+    # is left out alike.
     options = ("--target-version", "2.10", "--no-cache", "--select", "MS101")
     code, output = invoke("upgrade", "--verify", *options, str(tmp_path))
     assert code == 0, output
-    left_out = "the code's set_context(device_target='GPU') left out: verify runs on CPU"
+    left_out = "the code's set_device('GPU') left out: verify runs on CPU"
     for mode in ("pynative", "graph"):
         assert f"on_gpu.py: TrainStep:7 ({mode}): equal\n    {left_out}" in output, output
 
@@ -652,3 +653,51 @@ def test_release_fixes_the_run_does_not_select_apply_to_both_versions_for_the_ru
     assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output
     written = (tmp_path / "legacy.py").read_text(encoding="utf-8")
     assert "c_transforms" in written and "GradOperation" not in written
+
+
+CRITERION_STEP = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class TrainWithCriterion(nn.Cell):
+    def __init__(self, backbone, loss_fn, optimizer, adversarial_temperature):
+        super().__init__()
+        self.backbone = backbone
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.temperature = adversarial_temperature
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def forward(self, data, label):
+        return self.loss_fn(self.backbone(data), label) * self.temperature
+
+    def construct(self, data, label):
+        loss = self.forward(data, label)
+        grads = self.grad(self.forward, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def test_a_criterion_and_a_loss_s_hyperparameter_are_given_values_a_loss_network_is_not() -> None:
+    from ms_migrate.verify.sites import init_value
+
+    assert [init_value(name) for name in ("loss_fn", "criterion_d", "adversarial_temperature")] == [
+        "criterion",
+        "criterion",
+        "1.0",
+    ]
+    assert init_value("loss") is None  # most often the network with its loss
+    assert init_value("loss_net") == "network" and init_value("loss_scale") == "3.0"
+
+
+@pytest.mark.mindspore
+def test_a_step_that_applies_its_own_criterion_runs_with_mindspore_s_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "criterion.py").write_text(CRITERION_STEP, encoding="utf-8")
+    code, output = invoke("upgrade", "--verify", "--target-version", "2.10", "--no-cache", str(tmp_path))
+    assert code == 0, output
+    said = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
+    for mode in ("pynative", "graph"):
+        assert f"criterion.py: TrainWithCriterion:5 ({mode}): equal\n    {said}" in output, output

@@ -629,6 +629,8 @@ def _init_arguments(
             arguments.append(probe.loss_scale_cell())
         elif role == "settings":
             arguments.append(probe.Settings())
+        elif role == "criterion":
+            arguments.append(probe.criterion())
         else:
             arguments.append(ast.literal_eval(role))
     return arguments, sources
@@ -712,6 +714,9 @@ STOOD_IN = (
 )
 
 
+CRITERION = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
+
+
 def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]) -> dict[str, Any]:
     """Everything about one site in this worker's mode, as the JSON the parent reads; while only
     recording BEFORE, what it recorded under ``"recorded"`` (and no verdict of its own)."""
@@ -724,6 +729,7 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details = [STOOD_IN.format(", ".join(stood_in))] if stood_in else []
         details += [standins.describe(packages)] if packages else []
         details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
+        details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
         if details:
             result["detail"] = "; ".join(details)
     if context.records_only:

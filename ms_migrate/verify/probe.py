@@ -328,6 +328,12 @@ def loss_scale_cell() -> nn.Cell:
     return nn.FixedLossScaleUpdateCell(LOSS_SCALE)
 
 
+def criterion() -> nn.Cell:
+    """The criterion a step that applies its own is given: MindSpore's nn.MSELoss, which takes the
+    probe's outputs and labels of any shapes that broadcast (the verdict names it)."""
+    return nn.MSELoss()
+
+
 class Settings:
     """The config object a train step's ``__init__`` reads settings from (Fat-DeepFFM's
     `config.lr_init`, `config.loss_scale`): each setting as the harness would pass a parameter
@@ -340,7 +346,7 @@ class Settings:
         from ms_migrate.verify.sites import init_value
 
         value = init_value(name)
-        if value is None or value in ("network", "optimizer", "loss scale", "settings"):
+        if value is None or value in ("network", "optimizer", "loss scale", "settings", "criterion"):
             raise AttributeError(f"the automatic harness's stand-in config has no value for {name!r}")
         return ast.literal_eval(value)
 

@@ -345,11 +345,16 @@ SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"train", "training"}), "True"),  # is_train
     (frozenset({"steps"}), "1000"),  # total_steps: a schedule longer than the probe's few steps
     (frozenset({"epoch", "epochs"}), "1"),  # epoch_size * steps_per_epoch: a schedule's length
+    (frozenset({"temperature", "margin"}), "1.0"),  # a loss's hyperparameters (RotatE's, a triplet's)
 )
 NETWORK_WORDS = ("net", "model", "backbone", "generator", "discriminator")
 # A config object's parameter (`TrainStepWrap(network, config)`): the harness passes a stand-in
 # that answers each setting read from it as SETTINGS says (probe.Settings).
 CONFIG_WORDS = frozenset({"config", "cfg", "conf", "args", "hparams"})
+# A criterion the step applies itself (`self.criterion(out, label)`, a GAN's `criterion_d`): the
+# harness passes MindSpore's nn.MSELoss and says so. A bare `loss` is left out: most are the
+# network with its loss.
+CRITERION_WORDS = frozenset({"criterion", "fn", "func", "function"})
 
 
 def init_value(name: str) -> Optional[str]:
@@ -365,7 +370,16 @@ def init_value(name: str) -> Optional[str]:
         return "loss scale"
     if any(word in lowered for word in NETWORK_WORDS) or lowered in ("g", "d"):
         return "network"
+    if "criterion" in words or ("loss" in words and words & CRITERION_WORDS):
+        return "criterion"
     return next((value for keys, value in SETTINGS if words & keys or lowered in keys), None)
+
+
+def _role(param: str, differentiated: set[str]) -> Optional[str]:
+    """What __init__'s ``param`` is given: what its name says, and the network where the class
+    differentiates it, whatever its name (a `loss_fn` the step takes the gradient of included)."""
+    value = init_value(param)
+    return "network" if param in differentiated and value in (None, "criterion") else value
 
 
 def _differentiated_parameters(class_def: ast.ClassDef, init: ast.FunctionDef) -> set[str]:
@@ -469,10 +483,8 @@ def _init_arguments(
         return f"__init__({shown}) takes *args or required keyword-only arguments"
     if not params:
         return "__init__ takes no network"
-    given = tuple(
-        "network" if init_value(param) is None and param in differentiated else init_value(param)
-        for param in params
-    )
+    # What the class differentiates is its network, whatever its name says (`loss_fn` included).
+    given = tuple(_role(param, differentiated) for param in params)
     unknown = [param for param, value in zip(params, given) if value is None]
     if unknown:
         return f"__init__({shown}) takes {unknown[0]!r}, for which the automatic harness has no value"
