@@ -150,12 +150,13 @@ def _start(
         summary.skip(path, "no such file or directory")
     try:
         registry()  # a code two rules claim, or a rule that cannot load, stops the run here
-        config = load_config(paths[0] if paths else Path.cwd())
     except ValueError as error:
         raise click.UsageError(f"rules: {error}") from None
+    try:
+        config = load_config(paths[0] if paths else Path.cwd())
+        config = config.with_flags(request.select, request.ignore_codes, request.exclude)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    config = config.with_flags(request.select, request.ignore_codes, request.exclude)
     target, source, config = _settled_target(request, paths, config, err, needs_target, reads_only)
     files = [] if stdin is not None else _listed_files(paths, config, summary, err)
     return _Started(target, source, config, files, summary)

@@ -29,13 +29,13 @@ from mindspore.ops import composite as C
 
 
 class ClipStep(nn.Cell):
-    def __init__(self, network, optimizer, criterion):
+    def __init__(self, network, optimizer, vocabulary):
         super().__init__()
         self.network = network
         self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
-        self.criterion = criterion
+        self.vocabulary = vocabulary
         self.grad = C.GradOperation(get_by_list=True)
 
     def construct(self, data, label):
