@@ -458,8 +458,15 @@ def main(argv: Optional[list[str]] = None) -> None:
     apply_memory_limit(arguments.memory)
     channel = Channel(os.fdopen(os.dup(1), "w", encoding="utf-8"))
     os.dup2(2, 1)
-    setup = json.loads(sys.stdin.readline())
-    serve(setup, sys.stdin, channel)
+    # The tasks come on a duplicate of stdin, and fd 0 reads nothing: the code under verification
+    # cannot consume them, and its `exit()` (which closes sys.stdin) no longer ends the worker for
+    # every other file it serves (4 sites of a public tutorial repository were lost so).
+    tasks = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    setup = json.loads(tasks.readline())
+    serve(setup, tasks, channel)
 
 
 if __name__ == "__main__":
