@@ -544,6 +544,12 @@ def test_a_file_changed_only_by_release_fixes_has_nothing_else_to_run(tmp_path: 
     assert "1 file changed" in output
 
 
+def assert_equal_in_both_modes(output: str, site: str, detail: str) -> None:
+    """``site`` (`file.py: Class:line`) is `equal` in both modes, with ``detail`` under each row."""
+    for mode in ("pynative", "graph"):
+        assert f"{site} ({mode}): equal\n    {detail}" in output, output
+
+
 STEP_WITH_STRAY_IMPORTS = """\
 import mindspore.nn as nn
 import mindspore.ops as ops
@@ -584,11 +590,10 @@ def test_a_package_the_runtime_lacks_is_stood_in_for_and_named_and_a_use_of_it_c
     code, output = invoke("upgrade", "--verify", "--target-version", "2.10", "--no-cache", str(tmp_path))
     assert code == 2, output
     named = "stood in for easydict_nowhere, pandas_nowhere, sklearn_nowhere (not installed in this runtime)"
+    assert_equal_in_both_modes(output, "stray.py: TrainStep:12", named)
     for mode in ("pynative", "graph"):
-        assert f"stray.py: TrainStep:12 ({mode}): equal\n    {named}" in output, output
-        assert (
-            f"used.py: TrainStep:13 ({mode}): could not run: BEFORE raised at import: StandInUsed: " in output
-        )
+        refused = f"used.py: TrainStep:13 ({mode}): could not run: BEFORE raised at import: StandInUsed: "
+        assert refused in output, output
     assert "easydict_nowhere.EasyDict was used, and 'easydict_nowhere' is not installed" in output
     assert "GradOperation" not in (tmp_path / "stray.py").read_text(encoding="utf-8")
     assert (tmp_path / "used.py").read_text(encoding="utf-8") == used
@@ -632,8 +637,7 @@ def test_a_device_the_script_sets_at_import_is_left_out_and_said(tmp_path: Path)
     code, output = invoke("upgrade", "--verify", *options, str(tmp_path))
     assert code == 0, output
     left_out = "the code's set_device('GPU') left out: verify runs on CPU"
-    for mode in ("pynative", "graph"):
-        assert f"on_gpu.py: TrainStep:7 ({mode}): equal\n    {left_out}" in output, output
+    assert_equal_in_both_modes(output, "on_gpu.py: TrainStep:7", left_out)
 
 
 @pytest.mark.mindspore
@@ -699,8 +703,7 @@ def test_a_step_that_applies_its_own_criterion_runs_with_mindspore_s_and_says_so
     code, output = invoke("upgrade", "--verify", "--target-version", "2.10", "--no-cache", str(tmp_path))
     assert code == 0, output
     said = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
-    for mode in ("pynative", "graph"):
-        assert f"criterion.py: TrainWithCriterion:5 ({mode}): equal\n    {said}" in output, output
+    assert_equal_in_both_modes(output, "criterion.py: TrainWithCriterion:5", said)
 
 
 @pytest.mark.mindspore
