@@ -600,7 +600,7 @@ def test_a_package_the_runtime_lacks_is_stood_in_for_and_named_and_a_use_of_it_c
 
 
 def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_installed_package(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ms_migrate.verify.worker import ProjectModules, Versions
 
@@ -608,7 +608,10 @@ def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_install
     (tmp_path / "helpers").mkdir()
     step = tmp_path / "app" / "step.py"
     step.parent.mkdir()
-    job = {"before_label": str(step), "search_path": []}
+    # The label is the path as the user gave it; the worker runs elsewhere (its scratch folder),
+    # so the project is looked up from the file's place, not from the label.
+    job = {"before_label": "app/step.py", "before_place": str(step), "search_path": []}
+    monkeypatch.chdir(tmp_path.parent)
     versions = Versions(job, lambda: None, str, lambda **_: None, ProjectModules())
 
     def missing(name: str) -> ModuleNotFoundError:

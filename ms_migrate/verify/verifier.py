@@ -175,6 +175,10 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     "after_module": _module_name(places[1], copies["after"]),
                     "before_label": str(pair.before_path),
                     "after_label": str(pair.after_path),
+                    # Where each file lies, for the worker, which runs in the scratch directory:
+                    # a relative label would resolve there.
+                    "before_place": str(Path(pair.before_path).resolve()),
+                    "after_place": str(Path(pair.after_path).resolve()),
                     "search_path": list(dict.fromkeys([*_search_path(pair, config, places), *network_roots])),
                     "project_root": str(config.root) if config is not None else None,
                     "factory": factory,

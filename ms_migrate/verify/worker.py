@@ -193,7 +193,7 @@ class Versions:
         from ms_migrate.project_root import project_folders
         from ms_migrate.verify.imports import holds_module
 
-        where = Path(self.job["before_label"])
+        where = Path(self.job.get("before_place", self.job["before_label"]))
         if any(holds_module(folder, top) for folder in project_folders(where)):
             return None
         try:
@@ -229,7 +229,7 @@ class Versions:
         if not isinstance(error, ModuleNotFoundError):
             return ""
 
-        where = Path(self.job[f"{label}_label"])
+        where = Path(self.job.get(f"{label}_place", self.job[f"{label}_label"]))
         hint = missing_module_hint(
             error.name, where, self.job["search_path"], self.job.get("project_root"), sys.executable
         )
