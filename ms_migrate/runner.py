@@ -702,7 +702,7 @@ def _release_fixed(
     has what it names."""
     if "downgrade" in kinds:
         return FileResult(outcome.before), outcome.after, False
-    release = [rule for rule in rules_of_kind(kinds) if rule.release_fix]
+    release = _release_rules(kinds)
     selected = {rule.code for rule in rules_for(outcome.path, config, kinds)}
     unselected = [rule for rule in release if rule.code not in selected]
     try:
@@ -717,6 +717,36 @@ def _release_fixed(
     except ParseFailure:
         return FileResult(outcome.before), outcome.after, False
     return before, after, after != outcome.after
+
+
+def _release_rules(kinds: Sequence[str]) -> list[Rule]:
+    return [rule for rule in rules_of_kind(kinds) if rule.release_fix]
+
+
+def _module_fixes(
+    target: Version, config: Config, kinds: Sequence[str]
+) -> Optional[Callable[[Path], Optional[tuple[str, list[str]]]]]:
+    """The release-fixed text of a project module a verified file imports, and its fixes: the
+    module runs so in both versions, on the target's runtime (verify's ``module_fixes``). None for
+    a downgrade, whose versions run on the newest runtime, which has every name they use."""
+    if "downgrade" in kinds:
+        return None
+    release = _release_rules(kinds)
+    known: dict[Path, Optional[tuple[str, list[str]]]] = {}
+
+    def fixed(path: Path) -> Optional[tuple[str, list[str]]]:
+        if path not in known:
+            known[path] = None
+            try:
+                text = sources.read_source(path).text
+                result = run_rules(text, target, release, _project, path, written_for=config.written_for)
+            except (sources.SourceError, ParseFailure):
+                return None
+            if result.fixed and result.text != text:
+                known[path] = (result.text, [f"{done.code}:{done.line}" for done in result.fixed])
+        return known[path]
+
+    return fixed
 
 
 def _lines_back(edited: str, original: str) -> dict[int, int]:
@@ -772,7 +802,7 @@ def upgrade_files_verified(
         # A notebook's networks are built in the cells verify leaves out: they are read from all.
         return _known_networks(path, whole.get(path, text))
 
-    reports = verify_many(items, options, networks)
+    reports = verify_many(items, options, networks, _module_fixes(target, config, kinds))
     for outcome, report, baseline, on in zip(changed, reports, baselines, fixed_on):
         report.release_fixes = [f"{fixed.code}:{fixed.line}" for fixed in baseline.fixed]
         report.release_fixes_on = on

@@ -662,6 +662,76 @@ def test_release_fixes_the_run_does_not_select_apply_to_both_versions_for_the_ru
     assert "c_transforms" in written and "GradOperation" not in written
 
 
+HELPER_WITH_A_REMOVED_NAME = """\
+from mindspore.common.api import ms_function
+
+
+@ms_function
+def compiled_double(x):
+    return x * 2
+
+
+def halve(x):
+    return x / 2
+"""
+
+
+@pytest.mark.mindspore
+def test_a_project_module_with_a_removed_name_runs_with_its_release_fix_in_both_versions(
+    tmp_path: Path,
+) -> None:
+    """The step imports a helper of its package that imports `ms_function`, which 2.10 lacks:
+    both versions import the helper's release-fixed text in place of its file (GRAPH mode reads
+    `halve`'s source from it), the step is proven, the report names the helper and its fix, and
+    the helper's file is left as it is."""
+    stray = STEP_WITH_STRAY_IMPORTS.split("\n\n\n", 1)[1].replace("return loss", "return halve(loss)")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    helper = tmp_path / "src" / "helper.py"
+    helper.write_text(HELPER_WITH_A_REMOVED_NAME, encoding="utf-8")
+    head = "import mindspore.nn as nn\nimport mindspore.ops as ops\nfrom src.helper import halve\n"
+    (tmp_path / "train.py").write_text(head + "\n\n" + stray, encoding="utf-8")
+    options = ("--target-version", "2.10", "--no-cache", "--select", "MS101")
+    code, output = invoke("upgrade", "--verify", *options, str(tmp_path / "train.py"))
+    assert code == 0, output
+    assert "project modules run with their release fixes, by both versions: " in output, output
+    assert f"{Path('src', 'helper.py')} (MS210:1, MS211:1)\n" in output, output
+    rows = table_rows(output)
+    assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output
+    assert helper.read_text(encoding="utf-8") == HELPER_WITH_A_REMOVED_NAME
+    assert "GradOperation" not in (tmp_path / "train.py").read_text(encoding="utf-8")
+
+
+def test_the_files_an_import_reaches_are_the_project_s_own_followed_through_packages(tmp_path: Path) -> None:
+    from ms_migrate.verify.reached import reached_files
+
+    for name, text in {
+        "src/__init__.py": "from .models import net\n",
+        "src/models/__init__.py": "",
+        "src/models/net.py": "import numpy\nfrom ..utils import tools\n",
+        "src/utils/__init__.py": "",
+        "src/utils/tools.py": "def lazy():\n    import src.config\n",
+        "src/config.py": "",
+        "src/unused.py": "",
+        "other/outside.py": "",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = reached_files(
+        tmp_path / "train.py", "from src import config\n", [str(tmp_path / "src"), str(tmp_path)]
+    )
+    names = [str(path.relative_to(tmp_path.resolve())).replace("\\", "/") for path in found]
+    assert sorted(names) == [
+        "src/__init__.py",
+        "src/config.py",
+        "src/models/__init__.py",
+        "src/models/net.py",
+        "src/utils/__init__.py",
+        "src/utils/tools.py",
+    ]
+    assert reached_files(tmp_path / "train.py", "import (", [str(tmp_path)]) == []
+
+
 CRITERION_STEP = """\
 import mindspore.nn as nn
 import mindspore.ops as ops

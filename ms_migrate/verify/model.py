@@ -156,6 +156,9 @@ class VerificationReport:
     # "BEFORE and AFTER" where the run does not select the release rules (`--select MS101`): the
     # output keeps the old names, and AFTER ran with the fixes too.
     release_fixes_on: str = "BEFORE"
+    # The project modules both versions imported with the release fixes applied, in place of
+    # their files: "src/adam.py (MS211:23)"; `upgrade --verify` only.
+    fixed_modules: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -200,4 +203,5 @@ class VerificationReport:
             "ended_processes": self.ended,
             "release_fixes": self.release_fixes,
             "release_fixes_on": self.release_fixes_on,
+            "fixed_modules": self.fixed_modules,
         }

@@ -51,6 +51,10 @@ def print_report(console: Console, report: VerificationReport) -> None:
         on = report.release_fixes_on
         line = f"{report.path}: {report.release_fixes_text()}, applied to {on} (docs/release-pairs.md)"
         console.print(line, markup=False, soft_wrap=True, highlight=False)
+    if report.fixed_modules:
+        modules = ", ".join(report.fixed_modules)
+        line = f"{report.path}: project modules run with their release fixes, by both versions: {modules}"
+        console.print(line, markup=False, soft_wrap=True, highlight=False)
     if not console.is_terminal and console.width < UNATTENDED_WIDTH:
         console.width = UNATTENDED_WIDTH
     table = Table(title=str(report.path), title_justify="left", box=box.SIMPLE_HEAD)

@@ -19,6 +19,7 @@ from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.definitions import runs_at_import
 from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
+from ms_migrate.verify.reached import reached_files, shown_path
 from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
 
@@ -92,6 +93,35 @@ def _network_module(path: Path) -> Optional[tuple[str, list[str]]]:
     return path.stem, [str(path.resolve().parent), *place.roots]
 
 
+# A project module's text with the release fixes applied, and the fixes ("MS211:23"); None
+# where none applies.
+ModuleFixes = Callable[[Path], Optional[tuple[str, list[str]]]]
+
+
+def _fixed_modules(
+    pair: Pair, places: Sequence[ImportPlace], search_path: list[str], module_fixes: Optional[ModuleFixes]
+) -> tuple[dict[str, str], list[str]]:
+    """The project modules both versions import that the release fixes change: their texts, by
+    path, for the worker to import in place of the files (``ms_migrate.verify.overlay``), and what
+    the report says of them ("src/adam.py (MS211:23)")."""
+    if module_fixes is None:
+        return {}, []
+    versions = ((pair.before, pair.before_path, places[0]), (pair.after, pair.after_path, places[1]))
+    reached = {
+        found: None
+        for text, path, place in versions
+        for found in reached_files(path, text, search_path, place.package)
+    }
+    texts: dict[str, str] = {}
+    said: list[str] = []
+    for found in reached:
+        fixed = module_fixes(found)
+        if fixed is not None:
+            texts[str(found)] = fixed[0]
+            said.append(f"{shown_path(found)} ({', '.join(fixed[1])})")
+    return texts, said
+
+
 def _static_rows(plan_name: str, line: int, reason: str, options: VerifyOptions) -> list[SiteResult]:
     return [SiteResult(plan_name, line, mode, Verdict.NOT_RUN, reason=reason) for mode in options.modes]
 
@@ -121,8 +151,12 @@ def _run(files: list[dict], options: VerifyOptions, workdir: Path) -> dict:
     return results
 
 
-def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[VerificationReport]:
+def verify_pairs(
+    pairs: Sequence[Pair], options: VerifyOptions, module_fixes: Optional[ModuleFixes] = None
+) -> list[VerificationReport]:
     """One report per pair, in order. Never raises for problems in user code; they become rows.
+    ``module_fixes``: the release-fixed text of a project module the pairs import (see
+    ``_fixed_modules``), where there is one.
 
     Raises ``sandbox.SandboxUnavailable`` before running anything when ``options.sandbox`` asks for
     what this machine cannot do.
@@ -164,6 +198,8 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
             if not sites:
                 continue
             places = [import_place(pair.before_path, pair.before), import_place(pair.after_path, pair.after)]
+            search_path = list(dict.fromkeys([*_search_path(pair, config, places), *network_roots]))
+            overlay, reports[index].fixed_modules = _fixed_modules(pair, places, search_path, module_fixes)
             copies = {label: workdir / f"_msm_{label}_{index}.py" for label in ("before", "after")}
             _write_copy(copies["before"], pair.before)
             _write_copy(copies["after"], pair.after)
@@ -179,7 +215,8 @@ def verify_pairs(pairs: Sequence[Pair], options: VerifyOptions) -> list[Verifica
                     # a relative label would resolve there.
                     "before_place": str(Path(pair.before_path).resolve()),
                     "after_place": str(Path(pair.after_path).resolve()),
-                    "search_path": list(dict.fromkeys([*_search_path(pair, config, places), *network_roots])),
+                    "search_path": search_path,
+                    "overlay": overlay,
                     "project_root": str(config.root) if config is not None else None,
                     "factory": factory,
                     "sites": sites,
@@ -207,15 +244,18 @@ def verify_many(
     items: Sequence[tuple[Path, str, str]],
     options: VerifyOptions,
     networks: Optional[Callable[[Path, str], NetworkLookup]] = None,
+    module_fixes: Optional[ModuleFixes] = None,
 ) -> list[VerificationReport]:
     """``(path, before_text, after_text)`` triples, as ``upgrade --verify`` produces them;
-    ``networks(path, before_text)``: what the run knows of that file's train steps' networks."""
+    ``networks(path, before_text)``: what the run knows of that file's train steps' networks;
+    ``module_fixes``: the release fixes of the project modules they import."""
     return verify_pairs(
         [
             Pair(before, after, path, path, networks(path, before) if networks is not None else None)
             for path, before, after in items
         ],
         options,
+        module_fixes,
     )
 
 

@@ -139,9 +139,13 @@ class Versions:
             self.stood_in.add(missing)
 
     def activate(self) -> None:
-        """This pair's roots first on the path, and its stand-ins (and no other pair's) allowed."""
+        """This pair's roots first on the path, its stand-ins (and no other pair's) allowed, and
+        the release-fixed texts of the project modules it reaches in place of their files."""
         from ms_migrate.verify import standins
+        from ms_migrate.verify.overlay import overlay
 
+        if self.job.get("overlay"):
+            overlay().add(self.job["overlay"])
         self.projects.activate(self.job["search_path"])
         standins.finder().activate(self.stood_in)
 

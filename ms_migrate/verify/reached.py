@@ -1,0 +1,115 @@
+"""The project files a file's imports reach: what a run of it loads besides MindSpore.
+
+`upgrade --verify` runs each rewritten file on the target release, and the project modules it
+imports run there too: a helper that still imports a name the release removed (`ms_function` in
+`src/bert_model.py`, `Validator` in `src/adam.py`) stops the file before any site runs. Those
+helpers run with the release fixes (the proven pairs of ``rules/releases/``) in both versions;
+this module finds them. It reads the file system and parses, it imports nothing.
+
+An import is resolved as Python would resolve it on ``search_path`` (the folders the worker puts
+first on ``sys.path``): the first folder that holds the top-level name, then each part below it,
+each package's ``__init__.py`` included; a relative import from the importing file's folder.
+Imports inside functions count (a file that imports lazily still runs them), those in strings do
+not. Only files under the search path are followed, at most ``LIMIT`` of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Optional
+
+LIMIT = 400  # files followed from one file: a project that imports more is read no further
+
+
+def _candidates(folder: Path, parts: Sequence[str]) -> Iterator[Path]:
+    """The files a dotted module below ``folder`` runs: each package's ``__init__.py`` on the way,
+    then the module itself (a ``.py`` file or a package)."""
+    for depth in range(1, len(parts) + 1):
+        here = folder.joinpath(*parts[:depth])
+        if here.is_dir():
+            init = here / "__init__.py"
+            if init.is_file():
+                yield init
+            continue
+        module = here.with_name(here.name + ".py")
+        if module.is_file():
+            yield module
+        return
+
+
+def _absolute(dotted: str, search_path: Sequence[Path]) -> list[Path]:
+    parts = dotted.split(".")
+    for folder in search_path:
+        if (folder / parts[0]).is_dir() or (folder / f"{parts[0]}.py").is_file():
+            return list(_candidates(folder, parts))
+    return []
+
+
+def _imported(path: Path, tree: ast.Module, search_path: Sequence[Path]) -> Iterator[Path]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _absolute(alias.name, search_path)
+        elif isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names if alias.name != "*"]
+            if node.level == 0:
+                if node.module:
+                    yield from _absolute(node.module, search_path)
+                    for name in names:  # a submodule imported by name: `from src import config`
+                        yield from _absolute(f"{node.module}.{name}", search_path)
+                continue
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            module = node.module.split(".") if node.module else []
+            yield from _candidates(base, module) if module else ()
+            for name in names:
+                yield from _candidates(base, [*module, name])
+
+
+def _tree(path: Path) -> Optional[ast.Module]:
+    try:
+        return ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def reached_files(path: Path, text: str, search_path: Sequence[str], package: str = "") -> list[Path]:
+    """The project files (resolved) that importing ``text``, the version of the file at
+    ``path``, runs as a module of ``package`` ("" for a top-level module), nearest first; not
+    the file itself."""
+    folders = [Path(folder).resolve() for folder in search_path]
+    own = path.resolve()
+    try:
+        tree: Optional[ast.Module] = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    queue: list[tuple[Path, Optional[ast.Module]]] = [(own, tree)]
+    seen: dict[Path, None] = {}
+    parts = package.split(".") if package else []
+    if parts and len(own.parents) > len(parts):  # the package's own __init__.py files run first
+        for init in _candidates(own.parents[len(parts)], parts):
+            seen[init.resolve()] = None
+            queue.append((init.resolve(), _tree(init)))
+    while queue and len(seen) < LIMIT:
+        where, parsed = queue.pop(0)
+        if parsed is None:
+            continue
+        for found in _imported(where, parsed, folders):
+            found = found.resolve()
+            if found in seen or found == own or not any(folder in found.parents for folder in folders):
+                continue
+            seen[found] = None
+            queue.append((found, _tree(found)))
+    return list(seen)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a report names it: relative to the working folder where it lies below it."""
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    except ValueError:  # another drive
+        return str(path)
