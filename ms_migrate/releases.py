@@ -33,18 +33,18 @@ class Move:
 
     old: str
     new: Optional[str]
-    kind: str  # "name" or "module"
+    kind: str  # "name", "module", or "members" (a class's members, now names of the module ``new``)
     review: str  # why no use of it is fixed; "" where a use that binds alike is
     source: str
 
     def replacement(self, old_name: str) -> Optional[str]:
         """The new spelling of ``old_name``: the move's own, or for a module move the same name
-        in the new module."""
+        in the new module (for a members move, a member's name there)."""
         if self.new is None:
             return None
         if old_name == self.old:
             return self.new
-        if self.kind == "module" and old_name.startswith(self.old + "."):
+        if self.kind in ("module", "members") and old_name.startswith(self.old + "."):
             return self.new + old_name[len(self.old) :]
         return None
 
@@ -138,6 +138,10 @@ class ApiFacts:
         """The oldest release newer than ``target`` that has ``dotted``."""
         releases = self.modules.get(dotted) or self.names.get(dotted) or frozenset()
         return min((release for release in releases if release > target), default=None)
+
+    def callable_somewhere(self, dotted: str) -> bool:
+        """Whether some release lists ``dotted`` as a callable (with a signature, read or not)."""
+        return dotted in self.signatures
 
     def signature(self, dotted: str, release: Version) -> Optional[tuple[Parameter, ...]]:
         for releases, parameters in self.signatures.get(dotted, ()):
@@ -264,6 +268,10 @@ def api_facts() -> Optional[ApiFacts]:
             releases = parsed.setdefault(spec, _releases_of(spec, order))
             for short in short_names:
                 names[f"{module}.{short}"] = releases
+    for owner, by_spec in data.get("members", {}).items():  # a class's members, as names of it
+        for spec, short_names in by_spec.items():
+            releases = parsed.setdefault(spec, _releases_of(spec, order))
+            names.update((f"{owner}.{short}", releases) for short in short_names)
     signatures = {
         dotted: tuple(
             (_releases_of(spec, order), _parameters(parameters)) for spec, parameters in by_spec.items()

@@ -120,11 +120,28 @@ def test_a_keyword_the_new_op_lacks_keeps_the_module_and_says_where() -> None:
     )
 
 
-def test_an_unproven_move_and_a_private_name_are_reported_with_what_to_do() -> None:
-    validator, profiler = _findings("profiler_and_validator.py")
+def test_an_unproven_move_is_reported_with_what_to_do() -> None:
+    (profiler,) = _findings("profiler_is_detail.py")
+    assert "use `mindspore.Profiler` instead (not fixed: line 7: keyword is_detail= has no" in profiler
+
+
+def test_a_class_whose_members_became_module_names_is_fixed_only_where_each_use_is_proven() -> None:
+    validator, rel = _findings("checkparam_validator.py")
     assert "`mindspore._checkparam.Validator` is not in MindSpore 2.10: last in 1.10" in validator
-    assert "its checks are plain functions of mindspore._checkparam now" in validator
-    assert "use `mindspore.Profiler` instead (not fixed: line 10: keyword is_detail= has no" in profiler
+    assert validator.endswith("its members are names of `mindspore._checkparam` now: use the module")
+    assert rel.endswith("its members are names of `mindspore._checkparam` now: use the module")
+    unproven, as_value = _findings("checkparam_unproven.py")
+    assert unproven.endswith(
+        "(not fixed: mindspore._checkparam.Validator.check_number_range -> "
+        "mindspore._checkparam.check_number_range is not proven (no proof case))"
+    )
+    assert as_value.endswith("(not fixed: line 12: checks is used as a value)")
+    facts_ = api_facts()
+    assert facts_ is not None
+    check = facts_.signature("mindspore._checkparam.Validator.check_positive_int", Version(1, 10))
+    assert check == facts_.signature("mindspore._checkparam.check_positive_int", Version(2, 10))
+    assert facts_.has_name("mindspore._checkparam.Rel.INC_NEITHER", Version(1, 10))
+    assert not facts_.callable_somewhere("mindspore._checkparam.Rel.INC_NEITHER")
 
 
 def test_a_keyword_both_sides_take_through_kwargs_binds_alike_only_where_the_proof_passed_it() -> None:

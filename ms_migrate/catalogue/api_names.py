@@ -9,9 +9,11 @@ name is in no catalogue of the release that removed it.
 What is listed: each importable module under ``mindspore`` whose dotted path has no segment that
 starts with an underscore (plus ``PRIVATE_BUT_USED``, private modules that public code imports),
 and in each, the attributes without a leading underscore that are not other packages' modules or
-objects (``np``, ``wraps``). Class members are not listed. For the modules named on the command
-line, the call signature of each callable is listed too (``str(inspect.signature(...))``), so
-that a moved name can be compared with its replacement.
+objects (``np``, ``wraps``). Class members are not listed, but for a class named on the command
+line (a declared move of kind "members": 1.x's ``Validator``, whose checks 2.0 made functions of
+its module). For the modules named on the command line, the call signature of each callable is
+listed too (``str(inspect.signature(...))``), so that a moved name can be compared with its
+replacement.
 
 Imports: the standard library and MindSpore only, as this runs in per-version environments
 (Python 3.9 for the 1.x releases).
@@ -175,9 +177,35 @@ def signatures_of(module_name: str) -> dict[str, Optional[list[list[Any]]]]:
     return found
 
 
+def _class_named(dotted: str) -> Any:
+    """The class ``module.Class`` names, or None."""
+    module_name, _, name = dotted.rpartition(".")
+    module = _import(module_name) if module_name else None
+    found = getattr(module, name, None) if module is not None else None
+    return found if inspect.isclass(found) else None
+
+
+def members_of(dotted: str) -> tuple[list[str], dict[str, Optional[list[list[Any]]]]]:
+    """A class's public members (an enum's members, a holder's static methods), and the
+    signatures of the callable ones: for a declared move of kind "members", whose members a
+    release made names of a module."""
+    found = _class_named(dotted)
+    if found is None:
+        return [], {}
+    names = sorted(name for name in dir(found) if not name.startswith("_"))
+    signatures = {}
+    for name in names:
+        value = getattr(found, name, None)
+        if callable(value) and not inspect.isclass(value):
+            signatures[name] = _signature(value)
+    return names, signatures
+
+
 def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
-    """{"mindspore": release, "modules": {module: [name, ...]}, "signatures": {module: {...}}} for
-    every importable public module, with signatures for ``signature_modules``."""
+    """{"mindspore": release, "modules": {module: [name, ...]}, "signatures": {module: {...}},
+    "members": {class: [name, ...]}} for every importable public module, with signatures for
+    ``signature_modules``; one of them that names a class has its members listed, and their
+    signatures."""
     _quiet()
     root = importlib.import_module("mindspore")
     modules: dict[str, list[str]] = {}
@@ -194,10 +222,15 @@ def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
         modules[name] = _names_of(module, signature_modules)
         for info in pkgutil.iter_modules(getattr(module, "__path__", None) or []):
             pending.append(f"{name}.{info.name}")
+    classes = {name: members_of(name) for name in signature_modules if name not in modules}
     return {
         "mindspore": getattr(root, "__version__", ""),
         "modules": dict(sorted(modules.items())),
-        "signatures": {name: signatures_of(name) for name in signature_modules if name in modules},
+        "signatures": {
+            **{name: signatures_of(name) for name in signature_modules if name in modules},
+            **{name: listed[1] for name, listed in classes.items() if listed[0]},
+        },
+        "members": {name: listed[0] for name, listed in sorted(classes.items()) if listed[0]},
     }
 
 

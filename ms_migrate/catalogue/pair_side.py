@@ -68,16 +68,32 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-_PREAMBLE = """\
-import importlib
+def outcome(call: Any) -> str:
+    """What calling ``call`` gave: "returned" and the output, or "raised" and the exception's
+    type; a check's wording may change between releases, what it accepts may not."""
+    try:
+        return "returned " + json.dumps(_plain(call()), sort_keys=True)
+    except Exception as error:
+        return f"raised {type(error).__name__}"
 
+
+def named(dotted: str) -> Any:
+    """The object ``dotted`` names: a module's attribute, or a class's member
+    (`mindspore._checkparam.Validator.check_bool`)."""
+    module, _, name = dotted.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError:
+        return getattr(named(module), name)
+
+
+_PREAMBLE = """\
 import mindspore as ms
 
-from ms_migrate.catalogue.pair_side import sample_inputs
+from ms_migrate.catalogue.pair_side import named, outcome, sample_inputs
 
 globals().update(sample_inputs())
-_module, _, _name = {name!r}.rpartition(".")
-op = getattr(importlib.import_module(_module), _name)
+op = named({name!r})
 """
 
 

@@ -10,7 +10,8 @@ Release ranges are written over the ordered releases checked: ``"1.7-1.10"``, ``
 A name in no release checked is not in the file: nothing is said about it.
 
 For the modules the declared moves (``rules/releases/moves.json``) name, ``signatures`` holds
-each callable's parameters on each release, grouped the same way::
+each callable's parameters on each release, grouped the same way; for a move of kind "members"
+(a class whose members a release made names of a module), ``members`` lists the class's names::
 
     "mindspore.dataset.vision.Decode": {"1.8-2.10": [["to_pil", "POSITIONAL_OR_KEYWORD", "False"]]}
 
@@ -95,13 +96,15 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 held.setdefault(name, []).append(release)
     modules: dict[str, Any] = {}
     for module in sorted(module_releases):
-        grouped: dict[str, list[str]] = {}
-        for name, present in sorted(name_releases[module].items()):
-            grouped.setdefault(ranges(present, order), []).append(name)
         modules[module] = {
             "in": ranges(module_releases[module], order),
-            "names": dict(sorted(grouped.items())),
+            "names": _grouped(name_releases[module], order),
         }
+    members: dict[str, dict[str, list[str]]] = {}
+    for release in order:
+        for owner, names in listings[release].get("members", {}).items():
+            for name in names:
+                members.setdefault(owner, {}).setdefault(name, []).append(release)
     signature_releases: dict[str, dict[str, list[str]]] = {}
     for release in order:
         for module, signatures in listings[release].get("signatures", {}).items():
@@ -125,8 +128,17 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "releases": {release: listings[release]["mindspore"] for release in order},
         "modules": modules,
         "signatures": signatures,
+        "members": {owner: _grouped(by_name, order) for owner, by_name in sorted(members.items())},
         "probes": probes,
     }
+
+
+def _grouped(releases_of: dict[str, list[str]], order: list[str]) -> dict[str, list[str]]:
+    """``{name: releases}`` -> ``{"1.7-1.10": [names, ...]}``, sorted."""
+    grouped: dict[str, list[str]] = {}
+    for name, present in sorted(releases_of.items()):
+        grouped.setdefault(ranges(present, order), []).append(name)
+    return dict(sorted(grouped.items()))
 
 
 # Modules whose callables' signatures the meaning rules read (nn.Dropout's keep_prob and p).
@@ -140,7 +152,9 @@ def signature_modules(moves: list[dict[str, Any]]) -> tuple[str, ...]:
     for move in moves:
         for side in (move["old"], move.get("new")):
             if side:
-                found.add(side if move["kind"] == "module" else side.rpartition(".")[0])
+                # A module's names, or a class's members and the module they moved to.
+                whole = move["kind"] in ("module", "members")
+                found.add(side if whole else side.rpartition(".")[0])
     return tuple(sorted(found))
 
 

@@ -986,11 +986,7 @@ def _docstring_hits_of(target: Any, doc: str, names: list[str], is_set_context: 
                 )
             continue
         about_a_value = _ABOUT_A_VALUE.search(sentence)
-        about = (
-            []
-            if about_a_value
-            else deprecated_parameters(sentence, target, _own_names(target, names))
-        )
+        about = [] if about_a_value else deprecated_parameters(sentence, target, _own_names(target, names))
         for parameter in about:
             yield Hit(
                 "parameter",

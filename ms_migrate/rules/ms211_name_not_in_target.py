@@ -54,6 +54,13 @@ resize = C.Resize((32, 32))
 """
 
 
+FIXED_MEMBERS = """\
+from mindspore import _checkparam as Validator
+
+rate = Validator.check_positive_float(0.1)
+"""
+
+
 class NameNotInTarget(Rule):
     """A use of a MindSpore module or name that the target release does not have: it fails at
     import (`ModuleNotFoundError`, `ImportError`) or when reached (`AttributeError`).
@@ -69,8 +76,11 @@ class NameNotInTarget(Rule):
     (rules/releases/proofs.json, `python -m ms_migrate.catalogue prove`), and (4) every use in the
     file passes its arguments to the same parameters on both sides, with the same defaults for
     those it leaves out (`c_transforms.Decode(rgb=True)` has no counterpart in
-    `vision.Decode(to_pil=False)`, so it is left to a human). py_transforms and private names are
-    reported with the replacement named, never fixed.
+    `vision.Decode(to_pil=False)`, so it is left to a human). A class whose members a release made
+    names of a module (1.x's private `_checkparam.Validator` and `Rel`, 2.0's functions and
+    constants of `_checkparam`) gives way to the module under the same local name, where each
+    member used is a proven pair. py_transforms is reported with the replacement named, never
+    fixed.
     See https://mindspore.cn/docs/en/r1.9/api_python/mindspore.dataset.transforms.html and
     https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.jit.html.
     """
@@ -96,7 +106,13 @@ class NameNotInTarget(Rule):
                 "import mindspore.dataset.vision.c_transforms as C\n\nresize = C.Resize((32, 32))\n",
                 fixed=FIXED_MODULE,
             ),
-            Example("from mindspore._checkparam import Validator\n"),
+            Example(
+                "from mindspore._checkparam import Validator\n\nrate = Validator.check_positive_float(0.1)\n",
+                fixed=FIXED_MEMBERS,
+            ),
+            Example(
+                "from mindspore.profiler.profiling import Profiler\n\nprofiler = Profiler(is_detail=True)\n"
+            ),
             Example("import mindspore as ms\nfrom mindspore import mint\n", "1.10"),
         ),
     )
@@ -363,6 +379,8 @@ class _Finder:
         if self.verdict(binding.qualified) is not None:
             return None  # the import of the missing module is reported, and fixed, there
         unscoped = f"{binding.qualified}.{rest}"
+        if self.verdict(unscoped.rpartition(".")[0]) is not None:
+            return None  # inside a missing name (`cp.Validator.check_bool`): reported at that name
         if unscoped in self.missing.modules:
             verdict = _Verdict("module", unscoped)
         elif unscoped in self.missing.names:
@@ -391,7 +409,11 @@ class _Finder:
         new = move.replacement(verdict.name) if move is not None else None
         if new is not None and not (facts.has_name(new, target) or facts.has_module(new, target)):
             new = None
-        if new is not None:
+        if new is not None and move is not None and move.kind == "members" and new == move.new:
+            message += f"; its members are names of `{new}` now: use the module"
+            if fix is None:
+                message += f" (not fixed: {fixed})"
+        elif new is not None:
             message += f"; use `{new}` instead"
             if fix is None:
                 message += f" (not fixed: {fixed})"
@@ -428,6 +450,8 @@ class _Finder:
             return f"no release checked has {old}"
         standing = self.facts.around(target)[0]
         call = self._call_of(use)
+        if call is None and not (self.facts.callable_somewhere(old) or self.facts.callable_somewhere(new)):
+            return None  # a value on both sides (`Rel.EQ`, `_checkparam.EQ`): its proof says it all
         through_kwargs = self.facts.proven_keywords.get((old, new), frozenset())
         why = binds_alike(
             self.facts.signature(old, last), self.facts.signature(new, standing), call, through_kwargs
@@ -540,10 +564,10 @@ class _Finder:
         found = self._new_for(verdict.name)
         if isinstance(found, str):
             return found
-        _, new = found
+        move, new = found
         local = alias.asname or alias.name
         new_module, _, new_name = new.rpartition(".")
-        if verdict.kind == "module":
+        if verdict.kind == "module" or move.kind == "members":
             why = self._module_alias_misfit(local, verdict.name, new)
         else:
             why = self._local_misfit(local, verdict.name, new)
