@@ -387,6 +387,12 @@ def _migration_options(default: Optional[str] = None) -> Callable[[Callable[...,
             help="With --verify: write rewrites that were not proven equal too.",
         ),
         click.option(
+            "--install-requirements",
+            is_flag=True,
+            help="With --verify: install what the requirements.txt nearest each file names (wheels only) "
+            "into a cache folder the runs import from after the runtime's own packages.",
+        ),
+        click.option(
             "-i",
             "--interactive",
             is_flag=True,
@@ -489,6 +495,7 @@ class MigrateRequest(RunRequest):
     dry_run: bool = False
     verify: bool = False
     allow_unverified: bool = False
+    install_requirements: bool = False
     interactive: bool = False
     max_changes: Optional[int] = None
     report_file: Optional[Path] = None
@@ -498,8 +505,13 @@ class MigrateRequest(RunRequest):
         return "downgrade" if self.kinds == DOWNGRADE_KINDS else "upgrade"
 
     def refuse_what_does_not_go_together(self) -> None:
-        if self.allow_unverified and not self.verify:
-            raise click.UsageError("--allow-unverified only applies with --verify (add --verify, or drop it)")
+        verify_only = (
+            ("--allow-unverified", self.allow_unverified),
+            ("--install-requirements", self.install_requirements),
+        )
+        for flag, given in verify_only:
+            if given and not self.verify:
+                raise click.UsageError(f"{flag} only applies with --verify (add --verify, or drop it)")
         if self.interactive and (self.dry_run or self.fmt != "text"):
             raise click.UsageError(
                 "--interactive asks before each write: it takes no --dry-run and only --format text"
@@ -587,6 +599,10 @@ class _MigrationRun:
         from ms_migrate.verify.command import options_for_upgrade
 
         options = options_for_upgrade(request.paths, self.target, downgrade=request.kinds == DOWNGRADE_KINDS)
+        if request.install_requirements:
+            from ms_migrate.verify.command import with_requirements
+
+            options = with_requirements(options, self.files)
         return upgrade_files_verified(
             self.files,
             self.target,

@@ -311,6 +311,28 @@ def options_for_upgrade(
     return options
 
 
+def with_requirements(options: VerifyOptions, paths: Sequence[Path]) -> VerifyOptions:
+    """``--install-requirements``: what the requirements files nearest ``paths`` name, installed
+    for the runtime(s) that run the versions (``ms_migrate.verify.requirements``), and said."""
+    from ms_migrate import runtimes
+    from ms_migrate.verify.requirements import install, read_requirements, requirement_files
+
+    files = requirement_files(paths)
+    wanted = read_requirements(files)
+    if not files:
+        click.echo("--verify: no requirements.txt above the files: nothing to install", err=True)
+    for line in wanted.refused:
+        click.echo(f"note: --install-requirements: left out {line}", err=True)
+    folders = []
+    for python in dict.fromkeys(filter(None, (options.interpreter, options.before_python))):
+        installed = install(python, wanted, runtimes.cache_root() / ".requirements")
+        if installed.folder is not None:
+            folders.append(str(installed.folder))
+        if wanted.specs:
+            click.echo(f"--verify: {installed.said()}", err=True)
+    return options.but(extra_path=(*options.extra_path, *folders))
+
+
 def _rewrite_runtimes(options: VerifyOptions, target: Version, downgrade: bool, start: Path) -> VerifyOptions:
     from ms_migrate import runtimes
     from ms_migrate.runtime_command import configured

@@ -457,7 +457,11 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ms_migrate.verify.worker")
     parser.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
+    parser.add_argument(
+        "--extra-path", action="append", default=[], help="a folder to import from after the runtime's own"
+    )
     arguments = parser.parse_args(argv)
+    sys.path.extend(arguments.extra_path)  # after site-packages: MindSpore and numpy stay the runtime's
     die_with_parent()  # a verify killed outright takes its workers with it
     apply_memory_limit(arguments.memory)
     channel = Channel(os.fdopen(os.dup(1), "w", encoding="utf-8"))

@@ -1,0 +1,192 @@
+"""``upgrade --verify --install-requirements``: what a project's requirements name, installed for verify.
+
+A model zoo's scripts import PyYAML, easydict or pandas at import time; a runtime made by
+``ms-migrate runtime install`` holds MindSpore alone, so those files cannot run and their sites
+stay unproven. Asked to, verify reads the ``requirements.txt`` nearest each verified file (in its
+folder or one above it, up to the repository's root), and installs what they name with the
+runtime's own pip into a folder of the cache that the workers put *after* the runtime's
+``site-packages`` on ``sys.path``: MindSpore and numpy stay the runtime's own, and numpy is pinned
+to the runtime's version so that compiled packages match it.
+
+A requirements file is the repository's, so untrusted: only plain ``name[extras] (op version)``
+lines are taken; options (``-r``, ``-e``, ``--index-url``), URLs, paths and markers are refused and
+said, and MindSpore and numpy themselves are left to the runtime. Wheels only
+(``--only-binary=:all:``): nothing a package ships is run to install it. What could not be
+installed is said too, and the run goes on without it.
+
+The folder is keyed by the interpreter and what is installed, and made once: a later run with
+the same requirements reuses it (``ms-migrate cache clean`` does not touch it; delete the
+folder to make it again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ms_migrate.project_root import project_folders
+
+FILE_NAMES = ("requirements.txt",)
+# name, extras, and version clauses: `PyYAML>=5.1`, `opencv-python==4.5.*`, `mindx[cv] ~= 1.0`
+_PLAIN = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
+    r"(?:(?:==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!-]+\s*(?:,\s*(?:==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!-]+\s*)*)?"
+)
+_RUNTIME_OWN = re.compile(r"mindspore([-_.].*)?|numpy", re.IGNORECASE)
+PIP_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class Requirements:
+    files: tuple[Path, ...] = ()
+    specs: tuple[str, ...] = ()  # what is installed, sorted
+    refused: tuple[str, ...] = ()  # "line (why)"
+
+
+@dataclass
+class Installed:
+    """What one install made: its folder (on the workers' path), and what did not install."""
+
+    folder: Optional[Path] = None
+    distributions: list[str] = field(default_factory=list)  # "PyYAML 6.0.2"
+    failed: list[str] = field(default_factory=list)  # "spec (pip's last line)"
+
+    def said(self) -> str:
+        """One line for the run's output and its report."""
+        parts = []
+        if self.distributions:
+            parts.append(f"installed for verify: {', '.join(self.distributions)} (in {self.folder})")
+        if self.failed:
+            parts.append(f"not installed: {'; '.join(self.failed)}")
+        return "; ".join(parts) or "nothing to install"
+
+
+def requirement_files(paths: Iterable[Path]) -> list[Path]:
+    """The requirements file nearest each path, from its folder up to its repository's root."""
+    found: dict[Path, None] = {}
+    folders_seen: dict[Path, Optional[Path]] = {}
+    for path in paths:
+        folder = path.resolve().parent
+        if folder not in folders_seen:
+            folders_seen[folder] = next(
+                (
+                    candidate
+                    for above in project_folders(folder)
+                    for candidate in (above / name for name in FILE_NAMES)
+                    if candidate.is_file()
+                ),
+                None,
+            )
+        nearest = folders_seen[folder]
+        if nearest is not None:
+            found[nearest] = None
+    return list(found)
+
+
+def read_requirements(files: Sequence[Path]) -> Requirements:
+    """The plain requirements of ``files``, and the lines refused (see the module doc)."""
+    specs: dict[str, None] = {}
+    refused: list[str] = []
+    for file in files:
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as error:
+            refused.append(f"{file} ({error.strerror or error})")
+            continue
+        for raw in lines:
+            line = raw.split(" #", 1)[0].strip()
+            if not line or line.startswith("#"):
+                continue
+            match = _PLAIN.fullmatch(line)
+            if match is None:
+                refused.append(f"{line} (not a plain requirement)")
+            elif _RUNTIME_OWN.fullmatch(match.group("name")):
+                continue  # the runtime's own
+            else:
+                specs[re.sub(r"\s+", "", line)] = None
+    return Requirements(tuple(files), tuple(sorted(specs)), tuple(refused))
+
+
+def _numpy_of(python: str) -> Optional[str]:
+    completed = subprocess.run(
+        [python, "-c", "import numpy; print(numpy.__version__)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    version = completed.stdout.strip()
+    return version if completed.returncode == 0 and re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", version) else None
+
+
+def _pip(
+    python: str, folder: Path, specs: Sequence[str], constraints: Path
+) -> subprocess.CompletedProcess[str]:
+    command = [python, "-m", "pip", "install", "--target", str(folder), "--no-input"]
+    command += ["--disable-pip-version-check", "--only-binary=:all:", "--no-warn-script-location"]
+    command += ["-c", str(constraints), *specs]
+    environment = {**os.environ, "PIP_REQUIRE_VIRTUALENV": "0"}
+    try:
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=environment, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, 124, "", f"pip took over {PIP_TIMEOUT_S} s")
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else "no output")[:200]
+
+
+def _distributions(folder: Path) -> list[str]:
+    found = []
+    for info in sorted(folder.glob("*.dist-info")):
+        name, _, version = info.name[: -len(".dist-info")].rpartition("-")
+        found.append(f"{name} {version}")
+    return found
+
+
+def install(python: str, requirements: Requirements, cache: Path) -> Installed:
+    """Install ``requirements`` for the interpreter ``python`` into a folder of ``cache`` (made
+    once, then reused), one spec at a time where the whole set does not install."""
+    if not requirements.specs:
+        return Installed()
+    numpy = _numpy_of(python)
+    identity = json.dumps([os.path.realpath(python), numpy, requirements.specs])
+    folder = cache / hashlib.sha256(identity.encode()).hexdigest()[:16]
+    record = folder / "ms-migrate-installed.json"
+    if record.is_file():
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+            return Installed(folder, list(data["distributions"]), list(data["failed"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged record: make the folder again
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".making-") as scratch:
+        made = Path(scratch) / "site"
+        constraints = Path(scratch) / "constraints.txt"
+        constraints.write_text(f"numpy=={numpy}\n" if numpy else "", encoding="utf-8")
+        failed: list[str] = []
+        if _pip(python, made, requirements.specs, constraints).returncode != 0:
+            for spec in requirements.specs:
+                completed = _pip(python, made, [spec], constraints)
+                if completed.returncode != 0:
+                    failed.append(f"{spec} ({_last_line(completed.stderr or completed.stdout)})")
+        made.mkdir(exist_ok=True)
+        installed = Installed(folder, _distributions(made), failed)
+        data = {"specs": list(requirements.specs), "distributions": installed.distributions, "failed": failed}
+        (made / record.name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        os.replace(made, folder)
+    return installed

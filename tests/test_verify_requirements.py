@@ -1,0 +1,95 @@
+"""`upgrade --verify --install-requirements`: the packages a project's requirements.txt names,
+installed with the runtime's pip (wheels only) into a cache folder the workers import from after
+the runtime's own packages. The end-to-end test installs a real package from the package index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ms_migrate.verify.requirements import read_requirements, requirement_files
+from tests.test_verify import STEP_WITH_STRAY_IMPORTS, invoke, table_rows
+
+REQUIREMENTS = """\
+# what the training scripts import
+easydict
+PyYAML >= 5.1, < 7  # the configs
+-e git+https://example.invalid/tools.git#egg=tools
+--index-url https://example.invalid/simple
+./vendored/package
+mindspore-gpu==1.10.1
+numpy>=1.17
+markers; python_version < "3.8"
+"""
+
+
+def test_only_plain_requirements_are_taken_and_the_runtime_keeps_its_own(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS, encoding="utf-8")
+    wanted = read_requirements([tmp_path / "requirements.txt"])
+    assert wanted.specs == ("PyYAML>=5.1,<7", "easydict")
+    assert [line.rpartition(" (")[0] for line in wanted.refused] == [
+        "-e git+https://example.invalid/tools.git#egg=tools",
+        "--index-url https://example.invalid/simple",
+        "./vendored/package",
+        'markers; python_version < "3.8"',
+    ]
+
+
+def test_the_nearest_requirements_file_up_to_the_repository_root_is_read(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("above-the-repository\n", encoding="utf-8")
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "requirements.txt").write_text("easydict\n", encoding="utf-8")
+    (repository / "official" / "cv" / "net" / "src").mkdir(parents=True)
+    (repository / "official" / "cv" / "net" / "requirements.txt").write_text("PyYAML\n", encoding="utf-8")
+    (repository / "research").mkdir()
+    found = requirement_files(
+        [repository / "official" / "cv" / "net" / "src" / "model.py", repository / "research" / "train.py"]
+    )
+    assert found == [
+        (repository / "official" / "cv" / "net" / "requirements.txt").resolve(),
+        (repository / "requirements.txt").resolve(),
+    ]
+
+
+def test_install_requirements_without_verify_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("x = 1\n", encoding="utf-8")
+    code, output = invoke("upgrade", "--install-requirements", str(tmp_path / "train.py"))
+    assert code == 2 and "--install-requirements only applies with --verify" in output, output
+
+
+@pytest.mark.mindspore
+def test_a_package_the_script_uses_at_import_is_installed_when_asked_and_the_step_is_proven(
+    tmp_path: Path,
+) -> None:
+    """The step's module builds its config with easydict at import: without the flag, it cannot
+    run (a stand-in is refused for a use); with it, easydict is installed from the index, the run
+    says so, and the step is proven in both modes. A requirement that does not exist is said and
+    the run goes on."""
+    (tmp_path / ".git").mkdir()
+    source = STEP_WITH_STRAY_IMPORTS.format(used='CFG = edict({"lr": 0.1})\n').replace(
+        "from easydict_nowhere import", "from easydict import"
+    )
+    source = source.replace("import pandas_nowhere as pd\n", "").replace(
+        "from sklearn_nowhere.metrics import f1_score\n", ""
+    )
+    source = source.replace("return pd.DataFrame(values), f1_score", "return values")
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text(
+        "easydict\nno-such-package-ms-migrate==9.9\n", encoding="utf-8"
+    )
+    options = ("upgrade", "--verify", "--dry-run", "--target-version", "2.10", "--no-cache")
+    code, output = invoke(*options, str(tmp_path / "train.py"))
+    assert code == 2 and "StandInUsed" in output, output
+    report = tmp_path / "reach.json"
+    code, output = invoke(
+        *options, "--install-requirements", "--report", str(report), str(tmp_path / "train.py")
+    )
+    assert code == 1, output  # proven, and a dry run that would change a file
+    assert "--verify: installed for verify: easydict " in output, output
+    assert "not installed: no-such-package-ms-migrate==9.9 (" in output, output
+    rows = table_rows(output)
+    assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output
+    assert json.loads(report.read_text(encoding="utf-8"))["files"][0]["verified"][0]["verdict"] == "equal"
