@@ -88,8 +88,41 @@ def test_a_package_the_script_uses_at_import_is_installed_when_asked_and_the_ste
         *options, "--install-requirements", "--report", str(report), str(tmp_path / "train.py")
     )
     assert code == 1, output  # proven, and a dry run that would change a file
-    assert "--verify: installed for verify: easydict " in output, output
+    assert "requirements.txt: installed for verify: easydict " in output, output
     assert "not installed: no-such-package-ms-migrate==9.9 (" in output, output
     rows = table_rows(output)
     assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output
     assert json.loads(report.read_text(encoding="utf-8"))["files"][0]["verified"][0]["verdict"] == "equal"
+
+
+def test_each_file_pair_imports_from_the_folder_of_its_own_requirements_and_no_other(tmp_path: Path) -> None:
+    from ms_migrate.verify.requirements import installed_for
+    from ms_migrate.verify.worker import _installed_first
+
+    (tmp_path / ".git").mkdir()
+    for project in ("gan", "bert"):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "requirements.txt").write_text("easydict\n", encoding="utf-8")
+    made = (
+        ("/rt/2.8/bin/python", str((tmp_path / "gan" / "requirements.txt").resolve()), "/cache/gan"),
+        ("/rt/2.8/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), "/cache/bert"),
+        ("/rt/2.10/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), "/cache/bert-2.10"),
+    )
+    assert installed_for(tmp_path / "gan" / "train.py", made) == {"/rt/2.8/bin/python": "/cache/gan"}
+    assert installed_for(tmp_path / "bert" / "train.py", made) == {
+        "/rt/2.8/bin/python": "/cache/bert",
+        "/rt/2.10/bin/python": "/cache/bert-2.10",
+    }
+    assert installed_for(tmp_path / "train.py", made) == {}
+    import sys
+
+    before = list(sys.path)
+    try:
+        _installed_first("/cache/gan")
+        assert sys.path[-1] == "/cache/gan"
+        _installed_first("/cache/bert")
+        assert sys.path[-1] == "/cache/bert" and "/cache/gan" not in sys.path
+        _installed_first(None)
+        assert "/cache/bert" not in sys.path
+    finally:
+        sys.path[:] = before

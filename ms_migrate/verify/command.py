@@ -8,6 +8,7 @@ reason is shown), or a usage error; 3 --sandbox was asked for and this machine c
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -312,25 +313,27 @@ def options_for_upgrade(
 
 
 def with_requirements(options: VerifyOptions, paths: Sequence[Path]) -> VerifyOptions:
-    """``--install-requirements``: what the requirements files nearest ``paths`` name, installed
-    for the runtime(s) that run the versions (``ms_migrate.verify.requirements``), and said."""
+    """``--install-requirements``: what the requirements file nearest each of ``paths`` names,
+    installed for the runtime(s) that run the versions (``ms_migrate.verify.requirements``), each
+    file's into a folder of its own; and said."""
     from ms_migrate import runtimes
     from ms_migrate.verify.requirements import install, read_requirements, requirement_files
 
     files = requirement_files(paths)
-    wanted = read_requirements(files)
     if not files:
         click.echo("--verify: no requirements.txt above the files: nothing to install", err=True)
-    for line in wanted.refused:
-        click.echo(f"note: --install-requirements: left out {line}", err=True)
-    folders = []
-    for python in dict.fromkeys(filter(None, (options.interpreter, options.before_python))):
-        installed = install(python, wanted, runtimes.cache_root() / ".requirements")
-        if installed.folder is not None:
-            folders.append(str(installed.folder))
-        if wanted.specs:
-            click.echo(f"--verify: {installed.said()}", err=True)
-    return options.but(extra_path=(*options.extra_path, *folders))
+    installed = list(options.installed)
+    for file in files:
+        wanted = read_requirements([file])
+        for line in wanted.refused:
+            click.echo(f"note: --install-requirements: {file}: left out {line}", err=True)
+        for python in dict.fromkeys(filter(None, (options.interpreter, options.before_python))):
+            made = install(python, wanted, runtimes.cache_root() / ".requirements")
+            if made.folder is not None:
+                installed.append((os.path.abspath(python), str(file), str(made.folder)))
+            if wanted.specs:
+                click.echo(f"--verify: {file}: {made.said()}", err=True)
+    return options.but(installed=tuple(installed))
 
 
 def _rewrite_runtimes(options: VerifyOptions, target: Version, downgrade: bool, start: Path) -> VerifyOptions:

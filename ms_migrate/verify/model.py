@@ -68,8 +68,9 @@ class VerifyOptions:
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
     sandbox: bool = False  # user code may write only its scratch directory (sandbox.py)
-    # Folders the workers import from after the runtime's own: what --install-requirements made.
-    extra_path: tuple[str, ...] = ()
+    # What --install-requirements made: (interpreter, requirements file, folder) for each file
+    # installed; a pair's workers import from the folder of its nearest file.
+    installed: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def memory_limit_bytes(self) -> Optional[int]:

@@ -190,3 +190,11 @@ def install(python: str, requirements: Requirements, cache: Path) -> Installed:
             shutil.rmtree(folder, ignore_errors=True)
         os.replace(made, folder)
     return installed
+
+
+def installed_for(path: Path, installed: Sequence[tuple[str, str, str]]) -> dict[str, str]:
+    """For the file at ``path``: interpreter -> the folder made for its nearest requirements file."""
+    nearest = requirement_files([path])
+    if not nearest or not installed:
+        return {}
+    return {python: folder for python, file, folder in installed if Path(file) == nearest[0]}

@@ -63,8 +63,6 @@ class Worker:
         self.stderr = tempfile.TemporaryFile(dir=workdir)  # noqa: SIM115
         command = [options.interpreter, "-m", "ms_migrate.verify.worker"]
         command += ["--memory", str(options.memory_limit_bytes or 0)]
-        for folder in options.extra_path:
-            command += ["--extra-path", folder]
         if options.sandbox:
             command = [*sandbox.command_prefix(workdir, options.interpreter), "--", *command]
         self.process = subprocess.Popen(

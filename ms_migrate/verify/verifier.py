@@ -20,6 +20,7 @@ from ms_migrate.verify.definitions import runs_at_import
 from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.reached import reached_files, shown_path
+from ms_migrate.verify.requirements import installed_for
 from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
 
@@ -217,6 +218,7 @@ def verify_pairs(
                     "after_place": str(Path(pair.after_path).resolve()),
                     "search_path": search_path,
                     "overlay": overlay,
+                    "installed": installed_for(pair.before_path, options.installed),
                     "project_root": str(config.root) if config is not None else None,
                     "factory": factory,
                     "sites": sites,

@@ -146,6 +146,7 @@ class Versions:
 
         if self.job.get("overlay"):
             overlay().add(self.job["overlay"])
+        _installed_first(self.job.get("installed", {}).get(os.path.abspath(sys.executable)))
         self.projects.activate(self.job["search_path"])
         standins.finder().activate(self.stood_in)
 
@@ -238,6 +239,23 @@ class Versions:
             error.name, where, self.job["search_path"], self.job.get("project_root"), sys.executable
         )
         return f" ({hint})" if hint else ""
+
+
+_INSTALLED_FOR: list[str] = []  # the folder --install-requirements made for the pair now served
+
+
+def _installed_first(folder: Optional[str]) -> None:
+    """The folder of what the pair's requirements name on the path, after the runtime's own
+    packages (MindSpore and numpy stay the runtime's), and no other pair's."""
+    if _INSTALLED_FOR[:1] == ([folder] if folder else []):
+        return
+    for previous in _INSTALLED_FOR:
+        if previous in sys.path:
+            sys.path.remove(previous)
+    _INSTALLED_FOR[:] = [folder] if folder else []
+    if folder:
+        sys.path.append(folder)
+    importlib.invalidate_caches()
 
 
 class ProjectModules:
@@ -457,11 +475,7 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ms_migrate.verify.worker")
     parser.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
-    parser.add_argument(
-        "--extra-path", action="append", default=[], help="a folder to import from after the runtime's own"
-    )
     arguments = parser.parse_args(argv)
-    sys.path.extend(arguments.extra_path)  # after site-packages: MindSpore and numpy stay the runtime's
     die_with_parent()  # a verify killed outright takes its workers with it
     apply_memory_limit(arguments.memory)
     channel = Channel(os.fdopen(os.dup(1), "w", encoding="utf-8"))
