@@ -104,24 +104,24 @@ def test_each_file_pair_imports_from_the_folder_of_its_own_requirements_and_no_o
         (tmp_path / project).mkdir()
         (tmp_path / project / "requirements.txt").write_text("easydict\n", encoding="utf-8")
     made = (
-        ("/rt/2.8/bin/python", str((tmp_path / "gan" / "requirements.txt").resolve()), "/cache/gan"),
-        ("/rt/2.8/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), "/cache/bert"),
-        ("/rt/2.10/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), "/cache/bert-2.10"),
+        ("/rt/2.8/bin/python", str((tmp_path / "gan" / "requirements.txt").resolve()), ("/cache/gan",)),
+        ("/rt/2.8/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), ("/cache/bert",)),
+        ("/rt/2.10/bin/python", str((tmp_path / "bert" / "requirements.txt").resolve()), ("/cache/b", "/c")),
     )
-    assert installed_for(tmp_path / "gan" / "train.py", made) == {"/rt/2.8/bin/python": "/cache/gan"}
+    assert installed_for(tmp_path / "gan" / "train.py", made) == {"/rt/2.8/bin/python": ["/cache/gan"]}
     assert installed_for(tmp_path / "bert" / "train.py", made) == {
-        "/rt/2.8/bin/python": "/cache/bert",
-        "/rt/2.10/bin/python": "/cache/bert-2.10",
+        "/rt/2.8/bin/python": ["/cache/bert"],
+        "/rt/2.10/bin/python": ["/cache/b", "/c"],
     }
     assert installed_for(tmp_path / "train.py", made) == {}
     import sys
 
     before = list(sys.path)
     try:
-        _installed_first("/cache/gan")
+        _installed_first(["/cache/gan"])
         assert sys.path[-1] == "/cache/gan"
-        _installed_first("/cache/bert")
-        assert sys.path[-1] == "/cache/bert" and "/cache/gan" not in sys.path
+        _installed_first(["/cache/bert", "/c"])
+        assert sys.path[-2:] == ["/cache/bert", "/c"] and "/cache/gan" not in sys.path
         _installed_first(None)
         assert "/cache/bert" not in sys.path
     finally:

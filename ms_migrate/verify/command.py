@@ -329,8 +329,8 @@ def with_requirements(options: VerifyOptions, paths: Sequence[Path]) -> VerifyOp
             click.echo(f"note: --install-requirements: {file}: left out {line}", err=True)
         for python in dict.fromkeys(filter(None, (options.interpreter, options.before_python))):
             made = install(python, wanted, runtimes.cache_root() / ".requirements")
-            if made.folder is not None:
-                installed.append((os.path.abspath(python), str(file), str(made.folder)))
+            if made.folders:
+                installed.append((os.path.abspath(python), str(file), tuple(map(str, made.folders))))
             if wanted.specs:
                 click.echo(f"--verify: {file}: {made.said()}", err=True)
     return options.but(installed=tuple(installed))

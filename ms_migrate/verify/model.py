@@ -68,9 +68,9 @@ class VerifyOptions:
     workers: Optional[int] = None  # worker processes; default: one per core, at most 4
     seed: int = 0
     sandbox: bool = False  # user code may write only its scratch directory (sandbox.py)
-    # What --install-requirements made: (interpreter, requirements file, folder) for each file
-    # installed; a pair's workers import from the folder of its nearest file.
-    installed: tuple[tuple[str, str, str], ...] = ()
+    # What --install-requirements made: (interpreter, requirements file, folders) for each file
+    # installed; a pair's workers import from the folders of its nearest file.
+    installed: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     @property
     def memory_limit_bytes(self) -> Optional[int]:

@@ -14,13 +14,15 @@ said, and MindSpore and numpy themselves are left to the runtime. Wheels only
 (``--only-binary=:all:``): nothing a package ships is run to install it. What could not be
 installed is said too, and the run goes on without it.
 
-The folder is keyed by the interpreter and what is installed, and made once: a later run with
-the same requirements reuses it (``ms-migrate cache clean`` does not touch it; delete the
-folder to make it again).
+Each requirement gets a folder of its own, keyed by the interpreter, the runtime's numpy and the
+requirement, made once: a later run, or another project naming the same requirement, reuses it
+(``ms-migrate cache clean`` does not touch them; delete a folder to make it again). A file pair
+imports from the folders of its nearest requirements file, in the file's order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -54,17 +56,18 @@ class Requirements:
 
 @dataclass
 class Installed:
-    """What one install made: its folder (on the workers' path), and what did not install."""
+    """What installing one requirements file gave: the folders on the workers' path (one per
+    requirement, shared by every file that names it), and what did not install."""
 
-    folder: Optional[Path] = None
+    folders: list[Path] = field(default_factory=list)
     distributions: list[str] = field(default_factory=list)  # "PyYAML 6.0.2"
     failed: list[str] = field(default_factory=list)  # "spec (pip's last line)"
 
     def said(self) -> str:
-        """One line for the run's output and its report."""
+        """One line for the run's output."""
         parts = []
         if self.distributions:
-            parts.append(f"installed for verify: {', '.join(self.distributions)} (in {self.folder})")
+            parts.append(f"installed for verify: {', '.join(dict.fromkeys(self.distributions))}")
         if self.failed:
             parts.append(f"not installed: {'; '.join(self.failed)}")
         return "; ".join(parts) or "nothing to install"
@@ -157,18 +160,30 @@ def _distributions(folder: Path) -> list[str]:
 
 
 def install(python: str, requirements: Requirements, cache: Path) -> Installed:
-    """Install ``requirements`` for the interpreter ``python`` into a folder of ``cache`` (made
-    once, then reused), one spec at a time where the whole set does not install."""
-    if not requirements.specs:
-        return Installed()
-    numpy = _numpy_of(python)
-    identity = json.dumps([os.path.realpath(python), numpy, requirements.specs])
+    """Install each of ``requirements`` for the interpreter ``python`` into a folder of ``cache``
+    of its own (made once, then reused: the 47 projects of a zoo that name PyYAML share one)."""
+    numpy = _numpy_of(python) if requirements.specs else None
+    installed = Installed()
+    for spec in requirements.specs:
+        folder, distributions, failure = _installed_spec(python, spec, numpy, cache)
+        if failure:
+            installed.failed.append(f"{spec} ({failure})")
+        else:
+            installed.folders.append(folder)
+            installed.distributions += distributions
+    return installed
+
+
+def _installed_spec(python: str, spec: str, numpy: Optional[str], cache: Path) -> tuple[Path, list[str], str]:
+    """The folder holding ``spec`` and what it depends on, its distributions, and why it could
+    not be installed ("" where it was)."""
+    identity = json.dumps([os.path.realpath(python), numpy, spec])
     folder = cache / hashlib.sha256(identity.encode()).hexdigest()[:16]
     record = folder / "ms-migrate-installed.json"
     if record.is_file():
         try:
             data = json.loads(record.read_text(encoding="utf-8"))
-            return Installed(folder, list(data["distributions"]), list(data["failed"]))
+            return folder, list(data["distributions"]), str(data["failed"])
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged record: make the folder again
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -176,25 +191,22 @@ def install(python: str, requirements: Requirements, cache: Path) -> Installed:
         made = Path(scratch) / "site"
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(f"numpy=={numpy}\n" if numpy else "", encoding="utf-8")
-        failed: list[str] = []
-        if _pip(python, made, requirements.specs, constraints).returncode != 0:
-            for spec in requirements.specs:
-                completed = _pip(python, made, [spec], constraints)
-                if completed.returncode != 0:
-                    failed.append(f"{spec} ({_last_line(completed.stderr or completed.stdout)})")
+        completed = _pip(python, made, [spec], constraints)
+        failure = "" if completed.returncode == 0 else _last_line(completed.stderr or completed.stdout)
         made.mkdir(exist_ok=True)
-        installed = Installed(folder, _distributions(made), failed)
-        data = {"specs": list(requirements.specs), "distributions": installed.distributions, "failed": failed}
+        distributions = _distributions(made) if not failure else []
+        data = {"spec": spec, "distributions": distributions, "failed": failure}
         (made / record.name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
-        os.replace(made, folder)
-    return installed
+        with contextlib.suppress(OSError):  # another run made it meanwhile: theirs is as good
+            os.replace(made, folder)
+    return folder, distributions, failure
 
 
-def installed_for(path: Path, installed: Sequence[tuple[str, str, str]]) -> dict[str, str]:
-    """For the file at ``path``: interpreter -> the folder made for its nearest requirements file."""
+def installed_for(path: Path, installed: Sequence[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[str]]:
+    """For the file at ``path``: interpreter -> the folders made for its nearest requirements file."""
     nearest = requirement_files([path])
     if not nearest or not installed:
         return {}
-    return {python: folder for python, file, folder in installed if Path(file) == nearest[0]}
+    return {python: list(folders) for python, file, folders in installed if Path(file) == nearest[0]}

@@ -241,20 +241,20 @@ class Versions:
         return f" ({hint})" if hint else ""
 
 
-_INSTALLED_FOR: list[str] = []  # the folder --install-requirements made for the pair now served
+_INSTALLED_FOR: list[str] = []  # the folders --install-requirements made for the pair now served
 
 
-def _installed_first(folder: Optional[str]) -> None:
-    """The folder of what the pair's requirements name on the path, after the runtime's own
+def _installed_first(folders: Optional[list[str]]) -> None:
+    """The folders of what the pair's requirements name on the path, after the runtime's own
     packages (MindSpore and numpy stay the runtime's), and no other pair's."""
-    if _INSTALLED_FOR[:1] == ([folder] if folder else []):
+    folders = list(folders or ())
+    if folders == _INSTALLED_FOR:
         return
     for previous in _INSTALLED_FOR:
         if previous in sys.path:
             sys.path.remove(previous)
-    _INSTALLED_FOR[:] = [folder] if folder else []
-    if folder:
-        sys.path.append(folder)
+    _INSTALLED_FOR[:] = folders
+    sys.path.extend(folders)
     importlib.invalidate_caches()
 
 
