@@ -662,6 +662,28 @@ def test_release_fixes_the_run_does_not_select_apply_to_both_versions_for_the_ru
     assert "c_transforms" in written and "GradOperation" not in written
 
 
+@pytest.mark.mindspore
+def test_a_script_ending_in_exit_0_is_run_on_what_it_defined_and_a_failing_exit_is_not(
+    tmp_path: Path,
+) -> None:
+    """A tutorial's last line `exit(0)` ends its import as running it would: the step defined above
+    it is proven, and the verdict says so. `sys.exit(1)` is a failure: the site cannot run."""
+    stray = STEP_WITH_STRAY_IMPORTS.split("\n\n\n", 1)[1]
+    head = "import sys\n\nimport mindspore.nn as nn\nimport mindspore.ops as ops\n\n\n"
+    (tmp_path / "tutorial.py").write_text(head + stray + "\n\nprint('done')\nexit(0)\n", encoding="utf-8")
+    (tmp_path / "failing.py").write_text(head + stray + "\n\nsys.exit(1)\n", encoding="utf-8")
+    options = ("--target-version", "2.10", "--no-cache", "--dry-run")
+    code, output = invoke("upgrade", "--verify", *options, str(tmp_path))
+    assert code == 2, output
+    said = "the module's import ended in exit(0) (BEFORE:23, AFTER:22), as running it would"
+    for mode in ("pynative", "graph"):
+        assert f"tutorial.py: TrainStep:7 ({mode}): equal\n    {said}" in output, output
+        assert (
+            f"failing.py: TrainStep:7 ({mode}): could not run: BEFORE raised at import: SystemExit: 1"
+            in output
+        )
+
+
 HELPER_WITH_A_REMOVED_NAME = """\
 from mindspore.common.api import ms_function
 

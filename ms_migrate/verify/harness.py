@@ -714,6 +714,7 @@ STOOD_IN = (
 )
 
 
+EXITED = "the module's import ended in exit(0) ({}), as running it would: what it defines above that ran"
 CRITERION = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
 
 
@@ -730,6 +731,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details += [standins.describe(packages)] if packages else []
         details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
         details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
+        exited = getattr(modules, "exited", ())
+        details += [EXITED.format(", ".join(exited))] if exited else []
         if details:
             result["detail"] = "; ".join(details)
     if context.records_only:

@@ -111,6 +111,7 @@ class Versions:
         self.loaded: dict[str, Any] = {}
         self.stood_in: set[str] = set()  # the packages this pair's imports are given stand-ins for
         self.device_asked: list[str] = []  # the device calls its imports made, left out
+        self.exited: list[str] = []  # "BEFORE:158": a version whose import ended in exit(0)
 
     def __call__(self, label: str) -> ModuleType:
         from ms_migrate.verify.harness import ImportFailure
@@ -172,8 +173,13 @@ class Versions:
         except BaseException as error:  # SystemExit included: a module that exits cannot be run
             if isinstance(error, KeyboardInterrupt):
                 raise
-            sys.modules.pop(name, None)
-            return error
+            line = _ended_well(error, path)
+            if line is None:
+                sys.modules.pop(name, None)
+                return error
+            # A script that ends in `exit(0)` (a tutorial's last line): as `python FILE` does, its
+            # import ends there, and what it defined above is what runs.
+            self.exited.append(f"{label.upper()}:{line}")
         finally:
             sys.argv = argv
             self.projects.record(self.job["search_path"])
@@ -239,6 +245,15 @@ class Versions:
             error.name, where, self.job["search_path"], self.job.get("project_root"), sys.executable
         )
         return f" ({hint})" if hint else ""
+
+
+def _ended_well(error: BaseException, path: str) -> Optional[int]:
+    """The line of ``path`` whose `exit(0)` / `sys.exit()` ended its import; None for any other
+    exception, or an exit with a failing status."""
+    if not isinstance(error, SystemExit) or error.code not in (0, None):
+        return None
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == path]
+    return lines[-1] if lines and lines[-1] is not None else None
 
 
 _INSTALLED_FOR: list[str] = []  # the folders --install-requirements made for the pair now served
