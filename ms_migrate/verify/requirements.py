@@ -120,13 +120,17 @@ def read_requirements(files: Sequence[Path]) -> Requirements:
 
 
 def _numpy_of(python: str) -> Optional[str]:
-    completed = subprocess.run(
-        [python, "-c", "import numpy; print(numpy.__version__)"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """The runtime's numpy version, which what is installed for it must keep; None where unknown."""
+    try:
+        completed = subprocess.run(
+            [python, "-c", "import numpy; print(numpy.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
     version = completed.stdout.strip()
     return version if completed.returncode == 0 and re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", version) else None
 
