@@ -596,13 +596,9 @@ class _MigrationRun:
                 project_paths=self.every_file,
             )
         # The verify machinery loads only when asked for: a plain run starts faster.
-        from ms_migrate.verify.command import options_for_upgrade
+        from ms_migrate.verify.command import options_for_upgrade, with_requirements
 
         options = options_for_upgrade(request.paths, self.target, downgrade=request.kinds == DOWNGRADE_KINDS)
-        if request.install_requirements:
-            from ms_migrate.verify.command import with_requirements
-
-            options = with_requirements(options, self.files)
         return upgrade_files_verified(
             self.files,
             self.target,
@@ -614,6 +610,7 @@ class _MigrationRun:
             request.kinds,
             cache_dir,
             self.every_file,
+            with_requirements if request.install_requirements else None,
         )
 
     def go(self) -> None:

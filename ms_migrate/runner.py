@@ -772,8 +772,11 @@ def upgrade_files_verified(
     kinds: Sequence[str] = UPGRADE_KINDS,
     cache_dir: Optional[Path] = None,
     project_paths: Optional[Sequence[Path]] = None,
+    before_verify: Optional[Callable[[VerifyOptions, list[Path]], VerifyOptions]] = None,
 ) -> Iterator[FileOutcome]:
     """Migrate every file, verify the changed ones in one batch, write only what was proven equal.
+    ``before_verify`` adjusts the options for the files that changed, before any runs
+    (``--install-requirements`` installs what their requirements name).
 
     One batch means MindSpore is imported once per mode for the whole run. A rewrite that differs
     or could not be run is held back (``outcome.held_back`` says why) unless ``allow_unverified``.
@@ -785,6 +788,8 @@ def upgrade_files_verified(
     run = upgrade_files(paths, target, False, jobs, config, kinds, cache_dir, project_paths=project_paths)
     outcomes = list(run)
     changed = [outcome for outcome in outcomes if outcome.changed]
+    if before_verify is not None and changed:
+        options = before_verify(options, [outcome.path for outcome in changed])
     # Importing a notebook as it is would run all of its cells (training loops included): verify
     # imports its definitions only.
     items, baselines, whole, fixed_on = [], [], {}, []
