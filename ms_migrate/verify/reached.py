@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -48,33 +49,46 @@ def _absolute(dotted: str, search_path: Sequence[Path]) -> list[Path]:
     return []
 
 
-def _imported(path: Path, tree: ast.Module, search_path: Sequence[Path]) -> Iterator[Path]:
+Statement = tuple[int, str, tuple[str, ...]]  # level, module ("" for none), names imported
+
+
+def _statements(tree: ast.Module) -> tuple[Statement, ...]:
+    """Every import of ``tree``: `import a.b` is (0, "a.b", ()), `from ..x import y` (2, "x", ("y",))."""
+    found: list[Statement] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield from _absolute(alias.name, search_path)
+            found += [(0, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            names = [alias.name for alias in node.names if alias.name != "*"]
-            if node.level == 0:
-                if node.module:
-                    yield from _absolute(node.module, search_path)
-                    for name in names:  # a submodule imported by name: `from src import config`
-                        yield from _absolute(f"{node.module}.{name}", search_path)
-                continue
-            base = path.parent
-            for _ in range(node.level - 1):
-                base = base.parent
-            module = node.module.split(".") if node.module else []
-            yield from _candidates(base, module) if module else ()
-            for name in names:
-                yield from _candidates(base, [*module, name])
+            names = tuple(alias.name for alias in node.names if alias.name != "*")
+            found.append((node.level, node.module or "", names))
+    return tuple(found)
 
 
-def _tree(path: Path) -> Optional[ast.Module]:
+@lru_cache(maxsize=4096)
+def _file_statements(path: Path) -> Optional[tuple[Statement, ...]]:
+    """The imports of the file at ``path``, read once per run (the projects' helpers are reached
+    from many of their files)."""
     try:
-        return ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+        return _statements(ast.parse(path.read_bytes()))
+    except (OSError, SyntaxError, ValueError, RecursionError):
         return None
+
+
+def _imported(path: Path, statements: Sequence[Statement], search_path: Sequence[Path]) -> Iterator[Path]:
+    for level, module, names in statements:
+        if level == 0:
+            if module:
+                yield from _absolute(module, search_path)
+                for name in names:  # a submodule imported by name: `from src import config`
+                    yield from _absolute(f"{module}.{name}", search_path)
+            continue
+        base = path.parent
+        for _ in range(level - 1):
+            base = base.parent
+        parts = module.split(".") if module else []
+        yield from _candidates(base, parts) if parts else ()
+        for name in names:
+            yield from _candidates(base, [*parts, name])
 
 
 def reached_files(path: Path, text: str, search_path: Sequence[str], package: str = "") -> list[Path]:
@@ -84,26 +98,26 @@ def reached_files(path: Path, text: str, search_path: Sequence[str], package: st
     folders = [Path(folder).resolve() for folder in search_path]
     own = path.resolve()
     try:
-        tree: Optional[ast.Module] = ast.parse(text)
-    except (SyntaxError, ValueError):
+        statements: Optional[tuple[Statement, ...]] = _statements(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError):
         return []
-    queue: list[tuple[Path, Optional[ast.Module]]] = [(own, tree)]
+    queue: list[tuple[Path, Optional[tuple[Statement, ...]]]] = [(own, statements)]
     seen: dict[Path, None] = {}
     parts = package.split(".") if package else []
     if parts and len(own.parents) > len(parts):  # the package's own __init__.py files run first
         for init in _candidates(own.parents[len(parts)], parts):
             seen[init.resolve()] = None
-            queue.append((init.resolve(), _tree(init)))
+            queue.append((init.resolve(), _file_statements(init.resolve())))
     while queue and len(seen) < LIMIT:
-        where, parsed = queue.pop(0)
-        if parsed is None:
+        where, imports = queue.pop(0)
+        if imports is None:
             continue
-        for found in _imported(where, parsed, folders):
+        for found in _imported(where, imports, folders):
             found = found.resolve()
             if found in seen or found == own or not any(folder in found.parents for folder in folders):
                 continue
             seen[found] = None
-            queue.append((found, _tree(found)))
+            queue.append((found, _file_statements(found)))
     return list(seen)
 
 
