@@ -22,13 +22,14 @@ PyYAML >= 5.1, < 7  # the configs
 mindspore-gpu==1.10.1
 numpy>=1.17
 markers; python_version < "3.8"
+sklearn>=0.24
 """
 
 
 def test_only_plain_requirements_are_taken_and_the_runtime_keeps_its_own(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text(REQUIREMENTS, encoding="utf-8")
     wanted = read_requirements([tmp_path / "requirements.txt"])
-    assert wanted.specs == ("PyYAML>=5.1,<7", "easydict")
+    assert wanted.specs == ("PyYAML>=5.1,<7", "easydict", "scikit-learn>=0.24")
     assert [line.rpartition(" (")[0] for line in wanted.refused] == [
         "-e git+https://example.invalid/tools.git#egg=tools",
         "--index-url https://example.invalid/simple",
@@ -78,7 +79,7 @@ def test_a_package_the_script_uses_at_import_is_installed_when_asked_and_the_ste
     source = source.replace("return pd.DataFrame(values), f1_score", "return values")
     (tmp_path / "train.py").write_text(source, encoding="utf-8")
     (tmp_path / "requirements.txt").write_text(
-        "easydict\nno-such-package-ms-migrate==9.9\n", encoding="utf-8"
+        "easydict==0.0.0.1\nno-such-package-ms-migrate==9.9\n", encoding="utf-8"
     )
     options = ("upgrade", "--verify", "--dry-run", "--target-version", "2.10", "--no-cache")
     code, output = invoke(*options, str(tmp_path / "train.py"))
@@ -89,6 +90,7 @@ def test_a_package_the_script_uses_at_import_is_installed_when_asked_and_the_ste
     )
     assert code == 1, output  # proven, and a dry run that would change a file
     assert "requirements.txt: installed for verify: easydict " in output, output
+    assert "not as pinned: easydict==0.0.0.1 (ERROR: " in output and "the newest installed" in output, output
     assert "not installed: no-such-package-ms-migrate==9.9 (" in output, output
     rows = table_rows(output)
     assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output

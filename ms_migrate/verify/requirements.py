@@ -11,8 +11,11 @@ to the runtime's version so that compiled packages match it.
 A requirements file is the repository's, so untrusted: only plain ``name[extras] (op version)``
 lines are taken; options (``-r``, ``-e``, ``--index-url``), URLs, paths and markers are refused and
 said, and MindSpore and numpy themselves are left to the runtime. Wheels only
-(``--only-binary=:all:``): nothing a package ships is run to install it. What could not be
-installed is said too, and the run goes on without it.
+(``--only-binary=:all:``): nothing a package ships is run to install it. A pinned version with no
+wheel for the runtime's Python (``pandas==1.0.5`` on 3.11) is installed at the newest version
+instead, which both versions of a file run alike, and said; ``sklearn``, a name PyPI keeps only to
+refuse installs, is ``scikit-learn``. What could not be installed is said too, and the run goes
+on without it.
 
 Each requirement gets a folder of its own, keyed by the interpreter, the runtime's numpy and the
 requirement, made once: a later run, or another project naming the same requirement, reuses it
@@ -43,6 +46,8 @@ _PLAIN = re.compile(
     r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
     r"(?:(?:==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!-]+\s*(?:,\s*(?:==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!-]+\s*)*)?"
 )
+# Names PyPI keeps only to fail an install with "use the real name": what they stand for.
+RENAMED = {"sklearn": "scikit-learn"}
 _RUNTIME_OWN = re.compile(r"mindspore([-_.].*)?|numpy", re.IGNORECASE)
 PIP_TIMEOUT_S = 900
 
@@ -62,12 +67,15 @@ class Installed:
     folders: list[Path] = field(default_factory=list)
     distributions: list[str] = field(default_factory=list)  # "PyYAML 6.0.2"
     failed: list[str] = field(default_factory=list)  # "spec (pip's last line)"
+    unpinned: list[str] = field(default_factory=list)  # a pinned spec installed at the newest version
 
     def said(self) -> str:
         """One line for the run's output."""
         parts = []
         if self.distributions:
             parts.append(f"installed for verify: {', '.join(dict.fromkeys(self.distributions))}")
+        if self.unpinned:
+            parts.append(f"not as pinned: {'; '.join(self.unpinned)}")
         if self.failed:
             parts.append(f"not installed: {'; '.join(self.failed)}")
         return "; ".join(parts) or "nothing to install"
@@ -115,7 +123,11 @@ def read_requirements(files: Sequence[Path]) -> Requirements:
             elif _RUNTIME_OWN.fullmatch(match.group("name")):
                 continue  # the runtime's own
             else:
-                specs[re.sub(r"\s+", "", line)] = None
+                name = match.group("name")
+                spec = re.sub(r"\s+", "", line)
+                if name.lower() in RENAMED:  # a name PyPI retired for the package's own
+                    spec = RENAMED[name.lower()] + spec[len(name) :]
+                specs[spec] = None
     return Requirements(tuple(files), tuple(sorted(specs)), tuple(refused))
 
 
@@ -170,6 +182,16 @@ def install(python: str, requirements: Requirements, cache: Path) -> Installed:
     installed = Installed()
     for spec in requirements.specs:
         folder, distributions, failure = _installed_spec(python, spec, numpy, cache)
+        bare = _PLAIN.fullmatch(spec)
+        if failure and bare is not None and bare.group("name") != spec:
+            # A version pinned for an older Python has no wheel for this runtime: both versions
+            # of every file run with the newest one alike, and the run says so.
+            pinned, (folder, distributions, failure) = (
+                failure,
+                _installed_spec(python, bare.group("name"), numpy, cache),
+            )
+            if not failure:
+                installed.unpinned.append(f"{spec} ({pinned}): the newest installed")
         if failure:
             installed.failed.append(f"{spec} ({failure})")
         else:
