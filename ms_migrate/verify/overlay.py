@@ -26,8 +26,9 @@ from typing import Optional
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def _encoded(text: str) -> bytes:
-    """The text as the file's PEP 263 cookie says it is written (utf-8 by default)."""
+def encoded_as_declared(text: str) -> bytes:
+    """The text as its PEP 263 cookie says it is written (utf-8 by default, or where the cookie
+    names an encoding that cannot hold it): how Python and linecache read it back."""
     for line in text.splitlines()[:2]:
         match = _CODING.match(line)
         if match:
@@ -47,7 +48,7 @@ class _TextLoader(importlib.machinery.SourceFileLoader):
 
     def get_data(self, path: str) -> bytes:
         if path == self.path:
-            return _encoded(self.text)
+            return encoded_as_declared(self.text)
         return super().get_data(path)
 
     def path_stats(self, path: str) -> Mapping[str, float]:

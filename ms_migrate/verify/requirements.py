@@ -18,7 +18,8 @@ refuse installs, is ``scikit-learn``. What could not be installed is said too, a
 on without it.
 
 Each requirement gets a folder of its own, keyed by the interpreter, the runtime's numpy and the
-requirement, made once: a later run, or another project naming the same requirement, reuses it
+requirement, made once it installs: a later run, or another project naming the same requirement,
+reuses it; one that did not install is tried again next run
 (``ms-migrate cache clean`` does not touch them; delete a folder to make it again). A file pair
 imports from the folders of its nearest requirements file, in the file's order.
 """
@@ -35,6 +36,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Optional
 
@@ -131,6 +133,7 @@ def read_requirements(files: Sequence[Path]) -> Requirements:
     return Requirements(tuple(files), tuple(sorted(specs)), tuple(refused))
 
 
+@cache
 def _numpy_of(python: str) -> Optional[str]:
     """The runtime's numpy version, which what is installed for it must keep; None where unknown."""
     try:
@@ -209,7 +212,8 @@ def _installed_spec(python: str, spec: str, numpy: Optional[str], cache: Path) -
     if record.is_file():
         try:
             data = json.loads(record.read_text(encoding="utf-8"))
-            return folder, list(data["distributions"]), str(data["failed"])
+            if not data["failed"]:  # an earlier release kept failures too: those are tried again
+                return folder, list(data["distributions"]), ""
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged record: make the folder again
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -218,16 +222,18 @@ def _installed_spec(python: str, spec: str, numpy: Optional[str], cache: Path) -
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(f"numpy=={numpy}\n" if numpy else "", encoding="utf-8")
         completed = _pip(python, made, [spec], constraints)
-        failure = "" if completed.returncode == 0 else _last_line(completed.stderr or completed.stdout)
+        if completed.returncode != 0:
+            # Not kept: the index may answer next time (a failure offline is not a fact of the spec).
+            return folder, [], _last_line(completed.stderr or completed.stdout)
         made.mkdir(exist_ok=True)
-        distributions = _distributions(made) if not failure else []
-        data = {"spec": spec, "distributions": distributions, "failed": failure}
+        distributions = _distributions(made)
+        data = {"spec": spec, "distributions": distributions, "failed": ""}
         (made / record.name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         with contextlib.suppress(OSError):  # another run made it meanwhile: theirs is as good
             os.replace(made, folder)
-    return folder, distributions, failure
+    return folder, distributions, ""
 
 
 def installed_for(path: Path, installed: Sequence[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[str]]:

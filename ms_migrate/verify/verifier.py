@@ -7,7 +7,6 @@ core, at most four) however many files and sites there are. The texts are writte
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,12 +18,11 @@ from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.definitions import runs_at_import
 from ms_migrate.verify.imports import ImportPlace, import_place
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
+from ms_migrate.verify.overlay import encoded_as_declared
 from ms_migrate.verify.reached import reached_files, shown_path
 from ms_migrate.verify.requirements import installed_for
 from ms_migrate.verify.sites import NetworkLookup, SitePlan, SiteSearchError, differing_sites
 from ms_migrate.verify.supervisor import run_tasks, worker_environment
-
-_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
 @dataclass(frozen=True)
@@ -42,21 +40,9 @@ class Pair:
         return self.after_path
 
 
-def _encoding(text: str) -> str:
-    """The PEP 263 cookie's encoding: linecache (and so GRAPH mode) reads the copy by it."""
-    for line in text.splitlines()[:2]:
-        match = _CODING.match(line)
-        if match:
-            return match.group(1)
-    return "utf-8"
-
-
 def _write_copy(path: Path, text: str) -> None:
-    try:
-        data = text.encode(_encoding(text))
-    except (LookupError, UnicodeEncodeError):
-        data = text.encode("utf-8")
-    path.write_bytes(data)
+    # Encoded as its PEP 263 cookie says: linecache (and so GRAPH mode) reads the copy by it.
+    path.write_bytes(encoded_as_declared(text))
 
 
 def _search_path(pair: Pair, config: Optional[ProjectConfig], places: Sequence[ImportPlace]) -> list[str]:
