@@ -102,7 +102,7 @@ def _cores() -> str:
 
 
 def run(tree: Path, jobs: int, target: str, repeat: int) -> None:
-    from ms_migrate import sources
+    from ms_migrate.files import sources
 
     files = [path for path in sources.discover([tree]) if sources.is_python_source(path)]
     lines = 0

@@ -14,11 +14,11 @@ import time
 
 import libcst as cst
 
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 
 HEADER = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
-STEP = '''class Step{index}(nn.Cell):
+STEP = """class Step{index}(nn.Cell):
     def __init__(self, network, optimizer):
         super().__init__()
         self.network = network
@@ -32,7 +32,7 @@ STEP = '''class Step{index}(nn.Cell):
         return loss
 
 
-'''
+"""
 
 
 def source(lines: int) -> tuple[str, int]:

@@ -17,8 +17,8 @@ import time
 import libcst as cst
 from bench_scaling import HEADER, STEP  # the same train step, one file of N of them
 
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 
 SITES = (50, 400, 3_200)
 GOAL = 1.3  # largest / smallest per-site cost

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from ms_migrate import sources
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
 
 LEGACY = (Path(__file__).parent.parent / "tests/fixtures/ms101/cell_get_by_list.py").read_text()
 PLAIN = "import numpy as np\n\n\ndef f(x):\n    return np.sum(x) * 2\n" * 40

@@ -18,9 +18,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ms_migrate.engine import migrate_text
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 from ms_migrate.verify import VerifyOptions, verify_many
-from ms_migrate.versions import Version
 
 TEMPLATE = """import mindspore.nn as nn
 from mindspore import ParameterTuple

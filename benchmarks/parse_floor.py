@@ -18,11 +18,11 @@ import time
 import warnings
 from pathlib import Path
 
-from ms_migrate import sources
-from ms_migrate.collector import paced_for_a_run
-from ms_migrate.engine import UPGRADE_KINDS
-from ms_migrate.runner import _any_applies, rules_of_kind
-from ms_migrate.versions import Version
+from ms_migrate.application.collector import paced_for_a_run
+from ms_migrate.application.runner import _any_applies, rules_of_kind
+from ms_migrate.core.engine import UPGRADE_KINDS
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
 
 _PYTHON_REJECTS = (SyntaxError, ValueError, RecursionError)
 
@@ -45,7 +45,7 @@ def main() -> None:
             texts.append(text)
     warnings.simplefilter("ignore")  # the user's own SyntaxWarnings
     parsing = compiling = 0.0
-    with paced_for_a_run():  # the collector's pace of a real run (ms_migrate.collector)
+    with paced_for_a_run():  # the collector's pace of a real run (ms_migrate.application.collector)
         for text in texts:
             started = time.perf_counter()
             try:

@@ -112,6 +112,7 @@ def unrelated(chance: random.Random, index: int) -> str:
         parts.append(DEPRECATED.format(index=index))
     return "".join(parts)
 
+
 DEPRECATED = """
 
 def setup_{index}(x):

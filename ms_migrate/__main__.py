@@ -1,4 +1,4 @@
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 
 if __name__ == "__main__":
     main()

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ms_migrate.analysis.project import ProjectIndex
-from ms_migrate.versions import Version
+from ms_migrate.facts.versions import Version
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
 
     from ms_migrate.analysis.names import NameResolver
-    from ms_migrate.string_folding import FoldedText
+    from ms_migrate.core.string_folding import FoldedText
 
 ALL = "*"
 _IGNORE = re.compile(r"#\s*ms-migrate:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.IGNORECASE)
@@ -58,7 +58,7 @@ class FileContext:
     def folded(self) -> FoldedText:
         """The text with long runs of adjacent string literals folded (libcst cannot take
         thousands of them); a rewrite of ``folded.text`` goes back through ``folded.unfold``."""
-        from ms_migrate.string_folding import fold_long_strings
+        from ms_migrate.core.string_folding import fold_long_strings
 
         return fold_long_strings(self.text)
 
@@ -67,7 +67,7 @@ class FileContext:
         """The libcst module of ``folded.text``, wrapped for metadata; raises ParseFailure."""
         from libcst.metadata import MetadataWrapper
 
-        from ms_migrate.parsing import parse
+        from ms_migrate.core.parsing import parse
 
         text = self.folded.text
         return MetadataWrapper(parse(text, self.tree if text == self.text else None), unsafe_skip_copy=True)

@@ -1,7 +1,7 @@
 """What a rule says about a place in a file: a diagnostic, with an optional fix.
 
 One type for every rule kind (upgrade, downgrade, lint) and every output format (text, json,
-sarif, github): the output layer (``ms_migrate.output``) renders nothing else.
+sarif, github): the output layer (``ms_migrate.reporting.output``) renders nothing else.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.rules.base import Rule, all_rules
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -177,7 +177,7 @@ def _render_release_pairs(text: _Language) -> str:
     import json
 
     from ms_migrate.catalogue.pairs import render_table
-    from ms_migrate.data import rules_path
+    from ms_migrate.facts.data import rules_path
 
     proofs = json.loads(rules_path("releases/proofs.json").read_text(encoding="utf-8"))
     equal = sum(pair["result"] == "equal" for pair in proofs["pairs"])

@@ -3,7 +3,7 @@
 A refusal is a value with a code, never a bare ``None``: users grep for codes, the docs explain
 each one (``docs/reasons.md`` is generated from every rule's ``reasons``), and tests assert on
 them. Each rule owns its codes; ``MSR099`` belongs to the engine, which discards a rewrite that
-fails validation whatever rule made it. ``ms_migrate.codes`` is the registry of them all.
+fails validation whatever rule made it. ``ms_migrate.core.codes`` is the registry of them all.
 """
 
 from __future__ import annotations

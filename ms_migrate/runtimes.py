@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from ms_migrate.versions import Version
+from ms_migrate.facts.versions import Version
 
 _OLD_PINS = ("numpy<1.24", "protobuf<4", "scipy<1.11", "pillow<10")
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from ms_migrate.sources import _BACKUP, _TEMPORARY
+from ms_migrate.files.sources import _BACKUP, _TEMPORARY
 
 
 def _leftover(name: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ms_migrate.cache import DIRECTORY_VARIABLE
+from ms_migrate.files.cache import DIRECTORY_VARIABLE
 
 
 @pytest.fixture(autouse=True)

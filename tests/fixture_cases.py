@@ -31,8 +31,8 @@ class FixtureCase:
 
     def migrate(self, text: str):  # type: ignore[no-untyped-def]
         """What the case's command makes of ``text`` on the case's target."""
-        from ms_migrate.engine import downgrade_text, migrate_text
-        from ms_migrate.versions import Version
+        from ms_migrate.core.engine import downgrade_text, migrate_text
+        from ms_migrate.facts.versions import Version
 
         run = downgrade_text if self.command == "downgrade" else migrate_text
         written_for = None if self.written_for is None else Version.parse(self.written_for)
@@ -89,7 +89,7 @@ def write_missing_expectations() -> None:
 
     `python -m tests.fixture_cases` - then read every new file before committing it.
     """
-    from ms_migrate import sources
+    from ms_migrate.files import sources
 
     for source in sorted(FIXTURES.glob("*/*.py")):
         if source.name.startswith("_") or source.name.endswith(".expected.py"):

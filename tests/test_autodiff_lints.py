@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
 from ms_migrate.context import FileContext
+from ms_migrate.core.engine import rules_of_kind, run_rules
 from ms_migrate.diagnostics import Diagnostic, apply_edits
-from ms_migrate.engine import rules_of_kind, run_rules
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.rules.base import rule_for
-from ms_migrate.versions import Version
 
 CODES = ("MS203", "MS204", "MS205", "MS206", "MS207", "MS208", "MS209")
 FACTS = Path(__file__).parent / "lint_cases" / "autodiff_facts.py"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 NOT_TEXT = "cell 1 has a source that is not text"

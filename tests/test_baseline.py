@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.baseline import Baseline, Finding, dumps, line_hash
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
+from ms_migrate.reporting.baseline import Baseline, Finding, dumps, line_hash
 
 # MS210 finds it, and `ops.Stack` is a drop-in rename: fixable.
 DEPRECATED = (

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import parsing
+from ms_migrate.application.config import Config
 from ms_migrate.application.settings import RunSettings
-from ms_migrate.cache import DIRECTORY, DIRECTORY_VARIABLE, settings_digest
-from ms_migrate.cli import main
-from ms_migrate.config import Config
-from ms_migrate.versions import Version
+from ms_migrate.core import parsing
+from ms_migrate.facts.versions import Version
+from ms_migrate.files.cache import DIRECTORY, DIRECTORY_VARIABLE, settings_digest
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 from tests.test_speed_keeps_results import NETWORKS, STEP, TRAIN
 
@@ -158,7 +158,7 @@ def test_an_edited_entry_never_puts_text_into_a_source_or_hides_a_finding(
 
 
 def test_the_key_is_the_users_and_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ms_migrate import cache as cache_module
+    from ms_migrate.files import cache as cache_module
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
     cache_module._key.cache_clear()
@@ -288,7 +288,7 @@ def test_a_file_whose_rule_failed_is_not_cached(tmp_path: Path, monkeypatch: pyt
 
 
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    from ms_migrate import sources
+    from ms_migrate.files import sources
 
     read: list[Path] = []
     original = sources.read_source

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate.catalogue import scan
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUES = ROOT / "rules" / "deprecations"

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import interactive
-from ms_migrate.cli import main
+from ms_migrate.application.runner import FileOutcome
+from ms_migrate.core.engine import UPGRADE_KINDS, FileResult, migrate_text, rules_of_kind, run_rules
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.engine import UPGRADE_KINDS, FileResult, migrate_text, rules_of_kind, run_rules
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends import interactive
+from ms_migrate.frontends.cli import main
 from ms_migrate.reasons import INTERNAL_ERROR
-from ms_migrate.report import Stream
-from ms_migrate.runner import FileOutcome
-from ms_migrate.versions import Version
+from ms_migrate.reporting.report import Stream
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ms101"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "legacy_project"
@@ -384,7 +384,7 @@ def test_check_on_a_file_without_sites_loads_neither_libcst_nor_the_verify_machi
     (tmp_path / "plain.py").write_text("import mindspore as ms\n\nx = ms.Tensor(1)\n")
     script = (
         "import sys\n"
-        "from ms_migrate.cli import main\n"
+        "from ms_migrate.frontends.cli import main\n"
         "try:\n"
         "    main(['check', '--target-version', '2.8', '-q', sys.argv[1]])\n"
         "except SystemExit:\n"
@@ -482,7 +482,7 @@ def test_rules_and_explain_speak_json_for_tools() -> None:
     gives one, with a rule's examples and what its fix writes."""
     import json
 
-    from ms_migrate.codes import all_notes, all_reasons
+    from ms_migrate.core.codes import all_notes, all_reasons
     from ms_migrate.rules.base import all_rules
 
     listed = json.loads(CliRunner().invoke(main, ["rules", "--format", "json"]).output)

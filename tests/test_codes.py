@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
-from ms_migrate.codes import ENGINE, owner, registry, resolve_selector
-from ms_migrate.config import Config, ConfigError, parse_config
+from ms_migrate.application.config import Config, ConfigError, parse_config
+from ms_migrate.core.codes import ENGINE, owner, registry, resolve_selector
+from ms_migrate.frontends.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
-from ms_migrate.config import load_config
+from ms_migrate.application.config import load_config
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 OLD_RUNTIME = "import mindspore as ms\nfn = ms.value_and_grad(net, None, w)\ng = ms.grad(net, position=0)\n"
@@ -87,7 +87,7 @@ def test_the_verify_table_still_lives_under_tool_ms_migrate(tmp_path: Path) -> N
 
 def test_an_unquoted_target_version_is_an_error_not_a_silent_2_1(tmp_path: Path) -> None:
     # TOML reads `target-version = 2.10` as the float 2.1.
-    from ms_migrate.config import ConfigError, parse_config
+    from ms_migrate.application.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError, match=re.escape('must be a quoted string such as "2.10", not 2.1')):
         parse_config({"target-version": 2.10}, tmp_path, "pyproject.toml [tool.ms-migrate]")
@@ -96,8 +96,8 @@ def test_an_unquoted_target_version_is_an_error_not_a_silent_2_1(tmp_path: Path)
 def test_every_search_for_project_files_stops_at_the_repository_root(tmp_path: Path) -> None:
     """A pyproject.toml above the repository configures nothing in it: not the rules, not the
     pins, not the verify factory that `upgrade --verify` would import and run."""
+    from ms_migrate.files.pins import detect_target
     from ms_migrate.verify.config import find_config
-    from ms_migrate.versions import detect_target
 
     (tmp_path / "pyproject.toml").write_text(
         '[project]\ndependencies = ["mindspore==1.9.0"]\n\n'

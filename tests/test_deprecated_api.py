@@ -19,13 +19,13 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ms_migrate.deprecations as deprecations
-from ms_migrate.cli import main
+import ms_migrate.facts.deprecations as deprecations
 from ms_migrate.context import FileContext
+from ms_migrate.core.engine import rules_of_kind, run_rules
 from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import rules_of_kind, run_rules
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.rules.base import rule_for
-from ms_migrate.versions import Version
 
 
 @pytest.fixture(autouse=True)

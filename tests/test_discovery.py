@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ms_migrate import sources
-from ms_migrate.cli import main
+from ms_migrate.files import sources
+from ms_migrate.frontends.cli import main
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

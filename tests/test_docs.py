@@ -55,9 +55,9 @@ def test_the_chinese_pages_keep_the_code_and_the_codes() -> None:
 
 
 def test_rule_example_converts_as_documented() -> None:
-    from ms_migrate.engine import migrate_text
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
     from ms_migrate.rules import ms101 as rule
-    from ms_migrate.versions import Version
 
     if True:
         header = "import mindspore\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"

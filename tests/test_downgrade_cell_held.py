@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ms_migrate.engine import downgrade_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import downgrade_text
+from ms_migrate.facts.versions import Version
 
 STEP = """\
 import mindspore as ms

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import cli
+from ms_migrate.frontends import cli
 from tests.fixture_cases import FIXTURES
 
 STEP = FIXTURES / "ms101" / "cell_get_by_list.py"

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ms_migrate import parsing
+from ms_migrate.core import parsing
+from ms_migrate.core.engine import UPGRADE_KINDS, migrate_text, rules_of_kind, run_rules
 from ms_migrate.diagnostics import apply_edits, edits_between
-from ms_migrate.engine import UPGRADE_KINDS, migrate_text, rules_of_kind, run_rules
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import all_rules, rule_for
 from ms_migrate.rules.ms101 import BEFORE
-from ms_migrate.versions import Version
 from tests.fixture_cases import fixture_cases
 
 HEADER = "import mindspore as ms\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
@@ -46,8 +46,8 @@ CONVERTING_CASES = [case for case in fixture_cases() if case.expected]
 @pytest.mark.parametrize("case", CONVERTING_CASES, ids=lambda item: item.id)
 def test_reporting_without_fixes_finds_the_same_and_never_parses_with_libcst(case) -> None:  # type: ignore[no-untyped-def]
     """`check` asks for no fixes: same findings as `upgrade`, no rewrite built."""
-    from ms_migrate import sources
-    from ms_migrate.engine import DOWNGRADE_KINDS
+    from ms_migrate.core.engine import DOWNGRADE_KINDS
+    from ms_migrate.files import sources
 
     text = sources.read_source(case.source).text
     rules = rules_of_kind(DOWNGRADE_KINDS if case.command == "downgrade" else UPGRADE_KINDS)
@@ -92,6 +92,7 @@ def test_check_without_fixes_reports_the_same_diagnostics() -> None:
     rules = rules_of_kind(UPGRADE_KINDS)
     fixed = run_rules(source, Version(1, 9), rules)
     reported = run_rules(source, Version(1, 9), rules, fix=False)
+
     def found(result):  # type: ignore[no-untyped-def]
         return [dataclasses.replace(item, fix=None, fix_pending=False) for item in result.diagnostics]
 
@@ -242,7 +243,7 @@ def test_a_declined_site_is_left_as_an_ignore_comment_leaves_it(declined_line: i
 
 
 def test_a_downgrade_never_spells_mindspore_with_a_local_name() -> None:
-    from ms_migrate.engine import downgrade_text
+    from ms_migrate.core.engine import downgrade_text
 
     source = (
         "import mindspore as ms\nfrom mindspore import grad\n\n\ndef gradients(fn, x):\n    ms = 3\n"
@@ -263,7 +264,7 @@ def test_a_downgrade_never_spells_mindspore_with_a_local_name() -> None:
 
 def test_lines_are_numbered_as_python_numbers_them() -> None:
     from ms_migrate.diagnostics import Edit, source_lines
-    from ms_migrate.report import unified_diff
+    from ms_migrate.reporting.report import unified_diff
 
     comment = "# U+2028 \u2028 and \x1c stay in the line\r\n"
     text = f"a = 1\n\x0c\n{comment}b = 2\rc = 3"

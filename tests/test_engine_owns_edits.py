@@ -10,16 +10,16 @@ import textwrap
 from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix
-from ms_migrate.engine import (
+from ms_migrate.core.engine import (
     DOWNGRADE_KINDS,
     downgrade_text,
     migrate_text,
     rules_of_kind,
     run_rules,
 )
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Rule
-from ms_migrate.versions import Version
 
 TRAIN = """\
 def train_{name}(model, loss_fn, optimizer, data, label):

@@ -95,8 +95,8 @@ def test_upgrading_a_downgrade_prints_the_original_numbers(
     Below 1.8 the downgrade writes GradOperation Cells, which MS101 turns back into
     value_and_grad; at 1.8-1.10 it only respells, and upgrading to 2.10 leaves that as it is.
     """
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     assert case.expected is not None
     upgraded = migrate_text(case.expected.read_text(encoding="utf-8"), Version(2, 10))
@@ -123,8 +123,8 @@ def test_downgrading_an_upgrade_prints_the_original_numbers(
     """The other round trip: `downgrade --target-version 1.9` of what `upgrade` wrote runs to the
     numbers of the legacy original (1.9 spells the API `mindspore.ops.*`, which 2.10 still has,
     and jit `ms_function`, which 2.10 lacks: run_fixture maps it to 2.10's jit)."""
-    from ms_migrate.engine import downgrade_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import downgrade_text
+    from ms_migrate.facts.versions import Version
 
     assert case.expected is not None
     upgraded = case.expected.read_text(encoding="utf-8")
@@ -165,9 +165,10 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
     signature), verify shows it. (A step whose network's class is unknown and may take *args is
     left alone, MSR019.) Each file must have a site proven equal, except those whose code the
     probe cannot drive or needs a project factory."""
-    from ms_migrate import runtimes, sources
+    from ms_migrate import runtimes
+    from ms_migrate.facts.versions import Version
+    from ms_migrate.files import sources
     from ms_migrate.verify import Verdict, VerifyOptions, verify_many
-    from ms_migrate.versions import Version
 
     # Its scale_sense is given a loss-scale Cell, which it casts as a tensor. (The float-status
     # operators have CPU stand-ins: forward_with_side_effect_between runs with them, proven.)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ms_migrate import parsing, sources
-from ms_migrate.codes import all_reasons
-from ms_migrate.engine import ParseFailure
+from ms_migrate.core import parsing
+from ms_migrate.core.codes import all_reasons
+from ms_migrate.core.engine import ParseFailure
+from ms_migrate.files import sources
 from tests.fixture_cases import FixtureCase, fixture_cases
 
 CASES = fixture_cases()

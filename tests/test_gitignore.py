@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ms_migrate.gitignore import IgnoreFile
+from ms_migrate.files.gitignore import IgnoreFile
 
 NAMES = ["a", "b", "src", "build", "x.pyc", "y.tar.gz", ".env", "data"]
 PATTERNS = st.one_of(

@@ -394,8 +394,8 @@ EXAMPLE_CASES = _cases()
 
 
 def migrate(example: Example):  # type: ignore[no-untyped-def]
-    from ms_migrate.engine import downgrade_text, migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import downgrade_text, migrate_text
+    from ms_migrate.facts.versions import Version
 
     command = example.options.get("command", "upgrade")
     assert command in ("upgrade", "downgrade"), f"{example.where}: command={command}"
@@ -497,7 +497,7 @@ def test_the_guides_show_commands() -> None:
     "path,number,line", COMMAND_LINES, ids=[f"{_name(path)}:{number}" for path, number, _ in COMMAND_LINES]
 )
 def test_command_exists_with_its_options(path: Path, number: int, line: str) -> None:
-    from ms_migrate.cli import main
+    from ms_migrate.frontends.cli import main
 
     match = _COMMAND.search(line)
     assert match is not None
@@ -564,7 +564,7 @@ def test_shown_output_is_real(path: Path, number: int, args: list[str], lines: l
     """The lines shown are what the command prints, in order; `...` stands for lines left out."""
     from click.testing import CliRunner
 
-    from ms_migrate.cli import main
+    from ms_migrate.frontends.cli import main
 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
-from ms_migrate.runner import _racy
+from ms_migrate.application.runner import _racy
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 STEP = FIXTURES / "ms101" / "cell_get_by_list.py"

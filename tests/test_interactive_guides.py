@@ -1,5 +1,5 @@
 """`upgrade -i` as the guides, the option's help and the prompt describe it: one question per site,
-answered with exactly the choices ``ms_migrate.interactive.Answer`` takes."""
+answered with exactly the choices ``ms_migrate.frontends.interactive.Answer`` takes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ms_migrate import interactive
-from ms_migrate.cli import main
-from ms_migrate.interactive import Answer
+from ms_migrate.frontends import interactive
+from ms_migrate.frontends.cli import main
+from ms_migrate.frontends.interactive import Answer
 
 ROOT = Path(__file__).parent.parent
 CHOICES = {answer.value for answer in Answer}

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import sources
-from ms_migrate.cli import main
+from ms_migrate.files import sources
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 from tests.processes import children, group_members
 

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from ms_migrate import diagnostics
 from ms_migrate.analysis import autodiff, project
+from ms_migrate.core.engine import migrate_text
 from ms_migrate.diagnostics import Edit, apply_edits, edits_between, source_lines
-from ms_migrate.engine import migrate_text
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.ms101 import rewrite
-from ms_migrate.versions import Version
 
 HEADER = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n"
 STEP = """class Step{index}(nn.Cell):
@@ -165,7 +165,7 @@ def test_a_command_leaves_what_it_holds_out_of_the_collection_at_exit(tmp_path: 
     script = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
-        "from ms_migrate.cli import main\n"
+        "from ms_migrate.frontends.cli import main\n"
         "main(['check', '--no-cache', '-q', sys.argv[1]])\n"
     )
     source = tmp_path / "steps.py"
@@ -367,7 +367,7 @@ def test_the_linear_unified_diff_has_difflib_s_form_and_applies(old: list[str], 
     """The dry-run diff of a large file comes from the patience diff's opcodes: written as
     difflib writes a unified diff (the same matcher gives the same text), and applied with its
     hunks it turns the old text into the new."""
-    from ms_migrate import report
+    from ms_migrate.reporting import report
 
     plain = difflib.SequenceMatcher(None, old, new, autojunk=False)
     assert report._unified(plain, "a", "b") == list(difflib.unified_diff(old, new, "a", "b"))
@@ -380,7 +380,7 @@ def test_the_linear_unified_diff_has_difflib_s_form_and_applies(old: list[str], 
 def test_a_dry_run_diff_of_many_train_steps_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
     """The unified diff of a large rewrite compares no more line pairs than it has lines (times a
     constant): difflib's whole-file matcher compared every line with every equal line."""
-    from ms_migrate import report
+    from ms_migrate.reporting import report
 
     pairs: Counter[int] = Counter()
     for sites in (SMALL * 20, LARGE * 20):

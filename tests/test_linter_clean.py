@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 from tests.fixture_cases import fixture_cases
 
 RUFF = [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--quiet"]

@@ -585,7 +585,7 @@ def test_without_pygls_the_server_command_says_which_extra_to_install() -> None:
     script = (
         "import sys\n"
         "sys.modules['pygls'] = None  # as if the lsp extra were not installed\n"
-        "from ms_migrate.cli import main\n"
+        "from ms_migrate.frontends.cli import main\n"
         "main(['server'])\n"
     )
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

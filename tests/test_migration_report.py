@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from tests.test_baseline import LEGACY_STEP
 
 # A step whose network passes *args through a helper MS101 cannot see: left alone (MSR...).

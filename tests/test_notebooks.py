@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import sources
-from ms_migrate.cli import main
-from ms_migrate.notebooks import parse_notebook
+from ms_migrate.files import sources
+from ms_migrate.files.notebooks import parse_notebook
+from ms_migrate.frontends.cli import main
 
 TUTORIAL = Path(__file__).parent / "notebooks" / "tutorial.ipynb"
 
@@ -217,7 +217,7 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
 
 
 def test_continuation_lines_starting_like_magics_stay_python() -> None:
-    from ms_migrate.notebooks import parse_notebook
+    from ms_migrate.files.notebooks import parse_notebook
 
     source = [
         "ok = (a\n",
@@ -364,7 +364,7 @@ def test_dry_run_shows_one_diff_per_changed_cell_numbered_within_it(tmp_path: Pa
 
 
 def test_a_relative_notebook_path_gets_a_and_b_prefixes() -> None:
-    from ms_migrate.report import unified_diff
+    from ms_migrate.reporting.report import unified_diff
 
     text = TUTORIAL.read_text(encoding="utf-8")
     virtual = parse_notebook(text).virtual_text()

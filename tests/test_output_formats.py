@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from tests.test_autodiff_lints import sarif_schema
 from tests.test_baseline import DEPRECATED, LEGACY_STEP, NOT_FIXABLE
 

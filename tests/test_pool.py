@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ms_migrate.pool import WorkerDied, WorkersKeepDying, map_in_workers
+from ms_migrate.application.pool import WorkerDied, WorkersKeepDying, map_in_workers
 
 
 def _nothing() -> None:

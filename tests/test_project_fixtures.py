@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from tests.test_equivalence import ATOL, MODES, RTOL, flatten, run_fixture, structure
 
 PROJECTS = Path(__file__).parent / "fixtures" / "projects"

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate.analysis.project import ProjectIndex, file_facts
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 
 STEP = """import mindspore.nn as nn
 from mindspore.ops import composite as C

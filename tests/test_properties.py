@@ -8,9 +8,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ms_migrate.codes import all_notes
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.codes import all_notes
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 from tests.fixture_cases import fixture_cases
 
 CASES = [case for case in fixture_cases() if not case.expects_error]

@@ -12,11 +12,11 @@ import pytest
 
 from ms_migrate import runtimes
 from ms_migrate.catalogue.releases import expand, facts, ranges
-from ms_migrate.data import rules_path
-from ms_migrate.engine import downgrade_text, migrate_text
-from ms_migrate.releases import Parameter, api_facts, binds_alike
+from ms_migrate.core.engine import downgrade_text, migrate_text
+from ms_migrate.facts.data import rules_path
+from ms_migrate.facts.releases import Parameter, api_facts, binds_alike
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import rule_for
-from ms_migrate.versions import Version
 from tests.fixture_cases import FIXTURES
 
 ORDER = ["1.7", "1.8", "1.9", "1.10", "2.7", "2.8", "2.9", "2.10"]

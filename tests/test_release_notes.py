@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate import runtimes
-from ms_migrate.cli import main
 from ms_migrate.context import FileContext
-from ms_migrate.release_notes import changes_reaching, noted_change, noted_changes, releases_noted
+from ms_migrate.facts.release_notes import changes_reaching, noted_change, noted_changes, releases_noted
+from ms_migrate.facts.versions import Version, known_versions
+from ms_migrate.frontends.cli import main
 from ms_migrate.rules.base import rule_for
-from ms_migrate.versions import Version, known_versions
 
 WRAPPER = """\
 from mindspore import nn

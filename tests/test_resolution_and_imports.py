@@ -6,9 +6,9 @@ import ast
 from pathlib import Path
 
 from ms_migrate.analysis.names import NameResolver
-from ms_migrate.codes import all_reasons
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.codes import all_reasons
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 
 CELL = """
 class Step(nn.Cell):

@@ -14,12 +14,12 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
 from ms_migrate.context import FileContext
+from ms_migrate.core.engine import rules_of_kind, run_rules
 from ms_migrate.diagnostics import Diagnostic, apply_edits
-from ms_migrate.engine import rules_of_kind, run_rules
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.rules.base import KINDS, all_rules
-from ms_migrate.versions import Version
 
 RULES = all_rules()
 
@@ -217,7 +217,7 @@ def test_upgrade_reports_through_the_same_layer(tmp_path: Path) -> None:
 
 
 def test_ms201_moves_the_functional_names_of_a_from_import_to_mindspore_ops() -> None:
-    from ms_migrate.engine import migrate_text
+    from ms_migrate.core.engine import migrate_text
 
     source = "from mindspore import Tensor, value_and_grad as vg, grad\n\nfn = vg(net)\ng = grad(net)\n"
     result = migrate_text(source, Version(1, 9))

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from ms_migrate import runtimes
-from ms_migrate.cli import main
-from ms_migrate.versions import Version, known_versions
+from ms_migrate.facts.versions import Version, known_versions
+from ms_migrate.frontends.cli import main
 
 LEGACY_STEP = (Path(__file__).parent / "fixtures" / "ms101" / "cell_get_by_list.py").read_text()
 NM_LINES = [
@@ -254,7 +254,7 @@ def test_downgrade_verify_runs_after_on_the_real_target(tmp_path: Path) -> None:
     """The has_aux downgrade, run BEFORE on 2.10 and AFTER on a real 1.7 in both modes: equal
     now; the stop_gradient of a tuple it once wrote differs there (AFTER fails in PYNATIVE),
     though on 2.10 alone both are equal."""
-    from ms_migrate.engine import downgrade_text
+    from ms_migrate.core.engine import downgrade_text
     from ms_migrate.verify import VerifyOptions
     from ms_migrate.verify.verifier import verify_texts
 
@@ -281,7 +281,7 @@ def test_downgrade_verify_runs_after_on_the_real_target(tmp_path: Path) -> None:
 
 @pytest.mark.mindspore
 def test_verify_command_takes_the_target_s_runtime(tmp_path: Path) -> None:
-    from ms_migrate.engine import downgrade_text
+    from ms_migrate.core.engine import downgrade_text
 
     _runtime_or_skip(Version(1, 7))
     before, after = tmp_path / "before.py", tmp_path / "after.py"

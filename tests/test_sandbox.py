@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from ms_migrate.verify import sandbox, sandbox_launcher
 from ms_migrate.verify.model import EXIT_NO_SANDBOX
 

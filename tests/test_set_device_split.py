@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ms_migrate.engine import run_rules
+from ms_migrate.core.engine import run_rules
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.ms210_deprecated_api import DeprecatedApi
-from ms_migrate.versions import Version
 
 HEAD = "import os\nimport mindspore as ms\nfrom utils import get_device_id\n\n"
 
@@ -139,7 +139,7 @@ def test_device_settings_on_exclusive_branches_are_each_split() -> None:
     ("text", "why"),
     [
         ("for i in range(2):\n    ms.set_context(device_target='CPU', device_id=i)\n", "inside a loop"),
-        (EXCLUSIVE + 'ms.set_context(device_id=0)\n', "sets the device 4 times"),
+        (EXCLUSIVE + "ms.set_context(device_id=0)\n", "sets the device 4 times"),
     ],
 )
 def test_settings_a_run_may_reach_twice_are_left(text: str, why: str) -> None:

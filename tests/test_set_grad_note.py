@@ -3,8 +3,8 @@ step, where the network is built (it has no __init__)."""
 
 from __future__ import annotations
 
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
 
 IMPORTS = "import mindspore\nimport mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n"
 CELL_STEP = """

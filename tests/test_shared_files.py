@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import sources
-from ms_migrate.cli import main
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 LEGACY = (FIXTURES / "ms101" / "cell_get_by_list.py").read_text()

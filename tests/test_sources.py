@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ms_migrate import sources
+from ms_migrate.files import sources
 
 
 def test_crlf_and_chinese_survive_a_round_trip(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_special_files_and_symlinks_are_reported_not_opened(tmp_path: Path) -> N
 
     from click.testing import CliRunner
 
-    from ms_migrate.cli import main
+    from ms_migrate.frontends.cli import main
 
     os.mkfifo(tmp_path / "pipe.py")  # opening it would block the run forever
     (tmp_path / "zero.py").symlink_to("/dev/zero")  # reading it would never end
@@ -174,8 +174,8 @@ def test_a_file_edited_during_the_run_is_left_as_the_user_left_it(tmp_path: Path
 
 
 def test_a_cr_only_file_keeps_its_final_cr(tmp_path: Path) -> None:
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
     from tests.fixture_cases import FIXTURES
 
     legacy = (FIXTURES / "ms101" / "cell_get_by_list.py").read_text()

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from ms_migrate import parsing, runner
-from ms_migrate.cli import main
-from ms_migrate.collector import RUN_THRESHOLDS
-from ms_migrate.versions import Version
+from ms_migrate.application import runner
+from ms_migrate.application.collector import RUN_THRESHOLDS
+from ms_migrate.core import parsing
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"
@@ -141,7 +142,7 @@ def test_upgrade_writes_the_same_files_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_a_run_paces_the_collector_and_gives_the_callers_pace_back(tmp_path: Path) -> None:
-    """Trees are collected less often during a run (ms_migrate.collector), and a process that runs
+    """Trees are collected less often during a run (ms_migrate.application.collector), and a process that runs
     the tool as a library gets its own thresholds back, also when it stops reading early."""
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text("import mindspore.ops as ops\nx = ops.Gelu()\n")

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from ms_migrate import sources
-from ms_migrate.engine import migrate_text
-from ms_migrate.versions import Version
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
 from tests.fixture_cases import fixture_cases
 
 

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from ms_migrate.string_folding import FOLD_ABOVE, fold_long_strings
+from ms_migrate.core.string_folding import FOLD_ABOVE, fold_long_strings
 
 LONG = FOLD_ABOVE + 1
 

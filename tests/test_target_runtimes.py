@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from ms_migrate import runtimes
-from ms_migrate.versions import Version
+from ms_migrate.facts.versions import Version
 from tests.fixture_cases import FIXTURES, FixtureCase, fixture_cases
 from tests.test_equivalence import flatten, structure
 
@@ -190,8 +190,8 @@ def test_round_trip_through_2_0_runs_on_1_7(case: FixtureCase, mode: str, tmp_pa
     """A legacy train step upgraded for 2.0 and downgraded for 1.7 runs on a real 1.7 to the
     legacy original's numbers there; a site the downgrade cannot bring back is left alone with a
     reason code, and the case skips saying which."""
-    from ms_migrate.codes import all_reasons
-    from ms_migrate.engine import downgrade_text, migrate_text
+    from ms_migrate.core.codes import all_reasons
+    from ms_migrate.core.engine import downgrade_text, migrate_text
 
     runtime = runtime_for(Version(1, 7))
     legacy = case.source.read_text(encoding="utf-8")

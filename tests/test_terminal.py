@@ -60,7 +60,7 @@ def test_a_run_over_many_files_shows_progress_on_a_terminal_only(tmp_path: Path)
 def test_check_on_one_file_loads_neither_rich_nor_libcst(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import mindspore as ms\n\ngrad_fn = ms.value_and_grad(lambda x: x)\n")
     code = (
-        "import sys\nfrom ms_migrate.cli import main\n"
+        "import sys\nfrom ms_migrate.frontends.cli import main\n"
         f"try:\n    main(['check', '--target-version', '2.8', {str(tmp_path / 'train.py')!r}])\n"
         "except SystemExit:\n    pass\n"
         "print(sorted({name.split('.')[0] for name in sys.modules} & {'rich', 'libcst'}))\n"

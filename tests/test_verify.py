@@ -20,15 +20,15 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from ms_migrate import runtimes
-from ms_migrate.cli import main
-from ms_migrate.engine import migrate_text
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_many, verify_pairs
 from ms_migrate.verify.compare import compare_numbers
 from ms_migrate.verify.config import _fallback_table, apply_settings, find_config
 from ms_migrate.verify.model import MODES, SiteResult, VerificationReport
 from ms_migrate.verify.render import print_report
 from ms_migrate.verify.sites import differing_sites
-from ms_migrate.versions import Version
 
 TESTS = Path(__file__).parent
 CASES = TESTS / "verify_cases"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
+from ms_migrate.frontends.cli import main
 from ms_migrate.verify import supervisor
 from ms_migrate.verify.devices import DeviceSpecError, id_for_slot, parse_spec, visible_ids
 from ms_migrate.verify.model import VerifyOptions

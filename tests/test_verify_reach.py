@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
-from ms_migrate.engine import migrate_text
+from ms_migrate.core.engine import migrate_text
+from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.verify import Pair, Verdict, VerifyOptions, verify_pairs
 from ms_migrate.verify.imports import import_place, missing_module_hint, removed_name_hint
 from ms_migrate.verify.sites import differing_sites
-from ms_migrate.versions import Version
 
 CASES = Path(__file__).parent / "verify_cases"
 
@@ -38,8 +38,8 @@ def rows(data: dict) -> dict[tuple[str, str], dict]:
 
 def upgraded(legacy: str, tmp_path: Path, target: str = "2.10") -> tuple[Path, Path]:
     """``legacy`` and what `upgrade` makes of it, as the files verify compares."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     before, after = tmp_path / "step_before.py", tmp_path / "step.py"
     before.write_text(legacy)
@@ -442,6 +442,74 @@ def test_the_probe_has_as_many_outputs_as_the_step_takes_apart() -> None:
     assert plan.outputs == 2
 
 
+SENS_STEP = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import Tensor
+import numpy as np
+
+
+class GradWithSens(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.grad_op = ops.GradOperation(sens_param=True)
+        self.scale = Tensor(np.full((1,), 0.1, np.float32))
+
+    def construct(self, x):
+        gradient_function = self.grad_op(self.net)
+        return gradient_function(x, self.scale)
+"""
+
+
+def test_the_sensitivity_of_a_sens_param_grad_is_not_a_network_input() -> None:
+    """`GradOperation(sens_param=True)` then `f = self.grad_op(self.net)`, `f(x, self.scale)`:
+    the network takes x alone, in BEFORE and in AFTER (`ms.grad(self.net, sens_param=True)(x,
+    self.scale)`); the probe once took two inputs there, and both versions failed on it."""
+    after = migrate_text(SENS_STEP, Version(2, 8)).text
+    assert "sens_param=True)(x, self.scale)" in after
+    (plan,) = differing_sites(SENS_STEP, after)
+    assert (plan.kind, plan.network_inputs, plan.outputs, plan.problem) == ("cell", 1, 1, "")
+    # One sensitivity per output: `self.grad(self.net)(x, t, (s1, s2))` says two outputs.
+    two = SENS_STEP.replace("def construct(self, x):", "def construct(self, x, t):").replace(
+        "        gradient_function = self.grad_op(self.net)\n        return gradient_function(x, self.scale)",
+        "        return self.grad_op(self.net)(x, t, (self.scale, self.scale))",
+    )
+    (plan,) = differing_sites(two, two.replace("return self", "return 1.0 * self"))
+    assert (plan.network_inputs, plan.outputs) == (2, 2)
+
+
+@pytest.mark.mindspore
+def test_a_sens_param_step_of_a_tutorial_is_proven_in_both_modes(tmp_path: Path) -> None:
+    before, after = upgraded(SENS_STEP, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
+        "pynative": "equal",
+        "graph": "equal",
+    }, data
+
+
+def test_a_step_that_unpacks_one_input_into_its_network_gets_a_tuple() -> None:
+    """`construct(self, inputs)` then `self.network(*inputs)` (the model zoo's TrainOneStepWithEMA):
+    the input is a tuple, a feature and a label, and the network takes two inputs; a tensor
+    there made the probe take six, one per row."""
+    (plan,) = differing_sites(legacy_step("inputs", "*inputs"), merged_step("inputs", "*inputs"))
+    assert (plan.inputs, plan.network_inputs, plan.varargs, plan.problem) == (("packed",), 2, True, "")
+
+
+@pytest.mark.mindspore
+def test_a_step_that_unpacks_a_tuple_into_its_network_is_proven(tmp_path: Path) -> None:
+    before, after = tmp_path / "step_before.py", tmp_path / "step.py"
+    before.write_text(legacy_step("inputs", "*inputs"))
+    # A merged step runs the forward once where the legacy one runs it twice, which GRAPH's
+    # BatchNorm statistics tell apart (as they should): PYNATIVE shows the tuple goes through.
+    after.write_text(merged_step("inputs", "*inputs"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 0, data
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
+
+
 def test_init_settings_are_named_by_their_parameters() -> None:
     def plan(init: str):
         legacy = legacy_step("x, label", "x, label", init=init)
@@ -509,8 +577,8 @@ def test_a_step_that_builds_its_optimizer_from_settings_is_proven(
 ) -> None:
     """Each failed before: __init__(network, lr, eps, loss_scale) had no harness; a module that
     parses argv at import raised SystemExit 2; a step unpacking five outputs got a probe of three."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     legacy = OWN_OPTIMIZER.format(header=header, outputs=outputs, sens=sens)
     before, after = tmp_path / "step_before.py", tmp_path / "step.py"
@@ -899,8 +967,8 @@ def test_upgrade_verify_proves_a_step_only_the_project_s_own_network_can_drive(t
     """A step that reads its network's attributes (`network.backbone`) fails on every probe; the
     run knows the class it is given, which builds with no arguments and takes 28x28 images, so the
     step runs on it (BatchNorm in training mode, its dropout counted) and the rewrite is proven."""
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     after_text = migrate_text(OWN_STEP, Version.parse("2.10")).text
     assert "value_and_grad(self.network, None, self.weights)(image, label)" in after_text
@@ -1013,8 +1081,8 @@ def test_on_the_project_s_network_a_loss_from_another_forward_differs(tmp_path: 
 
 @pytest.mark.mindspore
 def test_a_project_network_whose_numbers_change_between_runs_is_not_compared(tmp_path: Path) -> None:
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     after_text = migrate_text(OWN_STEP, Version.parse("2.10")).text
     (report,) = verify_pairs(

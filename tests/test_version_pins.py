@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate import deprecations
-from ms_migrate.cli import main
-from ms_migrate.versions import Version, default_target, known_versions, parse_target, spelling_for
+from ms_migrate.facts import deprecations
+from ms_migrate.facts.versions import Version, default_target, known_versions, parse_target, spelling_for
+from ms_migrate.frontends.cli import main
 
 NEWER_WARNING = (
     "warning: MindSpore {} is newer than the newest version ms-migrate knows (2.11); "

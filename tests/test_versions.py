@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.cli import main
-from ms_migrate.versions import Version, detect_target, lowest_allowed, parse_target, spelling_for
+from ms_migrate.facts.versions import Version, lowest_allowed, parse_target, spelling_for
+from ms_migrate.files.pins import detect_target
+from ms_migrate.frontends.cli import main
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def _depth_of_every_node(tree: ast.AST) -> int:
 def test_the_depth_limit_counts_the_nodes_the_walk_leaves_out() -> None:
     """`parsing._depth` walks without contexts and operators, and still counts them: the nesting
     that MAX_DEPTH bounds is the one libcst sees."""
-    from ms_migrate.parsing import _depth
+    from ms_migrate.core.parsing import _depth
 
     compared = 0
     for text in [*_texts(), "x", "a + b", "not a", "a < b", "a and b", "x += 1", "f(*a)[0].b", "[a, (b,)]"]:
@@ -173,7 +173,7 @@ def test_the_parents_of_what_a_rule_looked_for_come_from_its_walk_and_agree_with
     is answered from the statements `nodes_naming` walked; the whole file's parents map is not
     built for it, and every answer is the one that map gives."""
     from ms_migrate.context import FileContext
-    from ms_migrate.versions import Version
+    from ms_migrate.facts.versions import Version
 
     text = (
         "import mindspore as ms\n\n\nclass Net:\n    def load(self, params):\n"

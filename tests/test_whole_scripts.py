@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ms_migrate.versions import Version
+from ms_migrate.facts.versions import Version
 from tests.fixture_cases import FIXTURES, fixture_cases
 from tests.test_target_runtimes import (
     ATOL,

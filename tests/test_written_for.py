@@ -124,9 +124,9 @@ def test_a_file_only_a_change_of_meaning_rule_could_flag_is_not_parsed_without_a
 ) -> None:
     """MS222-MS224 compare the release the code is written for with the target: where the run
     does not know that release, a file only their prefilters match is never parsed for them."""
-    from ms_migrate import parsing
-    from ms_migrate.engine import migrate_text
-    from ms_migrate.versions import Version
+    from ms_migrate.core import parsing
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
 
     text = "if __name__ == '__main__':\n    print(1)\n"  # MS223's prefilter, and nothing else's
     before = parsing.prechecks

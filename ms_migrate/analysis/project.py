@@ -26,7 +26,7 @@ from typing import Optional, Union
 from ms_migrate.analysis.text_scan import at_line_starts, at_word_starts
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import line_of, line_starts
-from ms_migrate.sources import SourceError, read_guarded
+from ms_migrate.files.sources import SourceError, read_guarded
 
 _CALL = re.compile(rb"\b([A-Z]\w*)[ \t]*\(")
 _CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")  # at a line's start

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from ms_migrate.config import Config
+from ms_migrate.application.config import Config
+from ms_migrate.application.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
+from ms_migrate.core.engine import UPGRADE_KINDS
 from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import UPGRADE_KINDS
+from ms_migrate.facts.versions import Version
+from ms_migrate.files.sources import SourceFile
 from ms_migrate.rules.base import Rule, all_rules
-from ms_migrate.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
-from ms_migrate.sources import SourceFile
-from ms_migrate.versions import Version
 
 
 def rewriters() -> frozenset[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.rules.base import all_rules, rule_for
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.config import Config
-from ms_migrate.versions import Version
+from ms_migrate.application.config import Config
+from ms_migrate.facts.versions import Version
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.release_notes import releases_noted
-from ms_migrate.report import Stream
-from ms_migrate.versions import (
-    DetectedTarget,
+from ms_migrate.facts.release_notes import releases_noted
+from ms_migrate.facts.versions import (
     Version,
     default_target,
-    detect_target,
     newest_allowed,
     newest_known,
 )
+from ms_migrate.files.pins import DetectedTarget, detect_target
+from ms_migrate.reporting.report import Stream
 
 
 class TargetError(Exception):

@@ -42,7 +42,7 @@ def _releases(out: Path) -> int:
 
     from ms_migrate import runtimes
     from ms_migrate.catalogue.releases import write_facts
-    from ms_migrate.data import rules_path
+    from ms_migrate.facts.data import rules_path
 
     found = runtimes.available()
     missing = sorted(set(runtimes.RECIPES) - set(found))
@@ -65,8 +65,8 @@ def _prove(out: Path) -> int:
 
     from ms_migrate import runtimes
     from ms_migrate.catalogue.pairs import load_cases, prove
-    from ms_migrate.data import rules_path
-    from ms_migrate.releases import api_facts
+    from ms_migrate.facts.data import rules_path
+    from ms_migrate.facts.releases import api_facts
 
     facts = api_facts()
     if facts is None:

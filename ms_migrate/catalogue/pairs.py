@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ms_migrate.catalogue.releases import run_in_runtime
-from ms_migrate.releases import ApiFacts
-from ms_migrate.versions import Version
+from ms_migrate.facts.releases import ApiFacts
+from ms_migrate.facts.versions import Version
 
 GENERATOR = "ms-migrate catalogue prove"
 RTOL = 1e-6  # floats: jit may fuse differently across releases; pixels and ints compare exactly

@@ -27,7 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ms_migrate.versions import Version
+from ms_migrate.facts.versions import Version
 
 GENERATOR = "ms-migrate catalogue releases"
 

@@ -18,17 +18,16 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Optional
 
-from ms_migrate import sources
 from ms_migrate.application.check import as_reported, check_source
-from ms_migrate.baseline import Finding as BaselineFinding
+from ms_migrate.application.runner import FileOutcome, migrate_declining
 from ms_migrate.context import FileContext
+from ms_migrate.core.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult, rules_of_kind
 from ms_migrate.diagnostics import Diagnostic, Severity, source_lines
-from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult, rules_of_kind
-from ms_migrate.interactive import sites_of
+from ms_migrate.files import sources
 from ms_migrate.lsp.buffers import Buffer, cell_texts
 from ms_migrate.lsp.settings import Settings
 from ms_migrate.reasons import INTERNAL_ERROR
-from ms_migrate.runner import FileOutcome, migrate_declining
+from ms_migrate.reporting.baseline import Finding as BaselineFinding
 
 Site = tuple[str, int]  # (code, line): how the engine and `upgrade -i` name a site
 SYNTAX_ERROR = "syntax-error"  # the code of the one diagnostic a buffer that does not parse gets
@@ -152,14 +151,14 @@ class Analysis:
         return Rewrite(
             "ms-migrate: fix all in file (as `upgrade` writes it)",
             self._upgraded.text,
-            tuple(sites_of(self._upgraded)),
+            tuple(self._upgraded.sites),
         )
 
     def downgrade_all(self) -> Optional[Rewrite]:
         if self._downgraded is None:
             return None
         title = f"ms-migrate: downgrade the file for MindSpore {self.settings.target}"
-        return Rewrite(title, self._downgraded.text, tuple(sites_of(self._downgraded)))
+        return Rewrite(title, self._downgraded.text, tuple(self._downgraded.sites))
 
     def fix_for(self, site: Site) -> Optional[Rewrite]:
         """`upgrade`'s fix of one site alone, if it stands alone and passes the engine's checks."""
@@ -175,20 +174,20 @@ class Analysis:
         if self._downgraded is None:
             return []
         downgraders = {rule.code for rule in rules_of_kind(("downgrade",))}
-        return [site for site in sites_of(self._downgraded) if site[0] in downgraders]
+        return [site for site in self._downgraded.sites if site[0] in downgraders]
 
     def _site_fix(
         self, site: Site, kinds: Sequence[str], whole: Optional[FileResult], verb: str
     ) -> Optional[Rewrite]:
         if whole is None:
             return None
-        every = sites_of(whole)
+        every = whole.sites
         if site not in every:
             return None
         key = (tuple(kinds), site)
         if key not in self._site_fixes:
             alone = whole if len(every) == 1 else self._migrated(kinds, frozenset(every) - {site})
-            ok = sites_of(alone) == [site] and self._writable(alone)
+            ok = alone.sites == [site] and self._writable(alone)
             message = next(item.message for item in whole.fixed if (item.code, item.line) == site)
             title = f"ms-migrate: {verb} {site[0]}: {message}"
             self._site_fixes[key] = Rewrite(title, alone.text, (site,), preferred=True) if ok else None

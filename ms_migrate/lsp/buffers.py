@@ -1,7 +1,7 @@
 """The text the server analyses: an open `.py` buffer, or an open notebook's cells as one module.
 
 A notebook document (LSP 3.17 notebook sync) becomes the same virtual module `check` makes of the
-`.ipynb` file (``ms_migrate.notebooks``): its cells are put into a notebook document as Jupyter
+`.ipynb` file (``ms_migrate.files.notebooks``): its cells are put into a notebook document as Jupyter
 writes it, and read back through ``parse_notebook``, so magics, opaque cells and `__future__`
 imports are handled as on disk. Pure: texts in, texts and positions out.
 """
@@ -15,8 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate import sources
-from ms_migrate.notebooks import Notebook, changed_cells, parse_notebook
+from ms_migrate.files import sources
+from ms_migrate.files.notebooks import Notebook, changed_cells, parse_notebook
 
 
 @dataclass(frozen=True)

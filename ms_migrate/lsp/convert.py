@@ -17,7 +17,7 @@ from typing import Optional
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.diagnostics import Diagnostic, Severity, edits_between, source_lines
 from ms_migrate.lsp.buffers import Buffer, cell_texts
 

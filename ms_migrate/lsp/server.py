@@ -258,7 +258,7 @@ class MigrateServer(LanguageServer):
 
     def explain(self, item: Diagnostic) -> str:
         from ms_migrate.application.explain import explanation
-        from ms_migrate.codes import registry
+        from ms_migrate.core.codes import registry
 
         parts = [f"**{item.code}** {item.message}"]
         if item.code in registry():

@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate import sources
+from ms_migrate.application.config import NO_CONFIG, Config, ConfigError, load_config
 from ms_migrate.application.target import TargetError, resolve_target
-from ms_migrate.baseline import Baseline, BaselineError
-from ms_migrate.config import NO_CONFIG, Config, ConfigError, load_config
-from ms_migrate.project_root import project_folders
-from ms_migrate.report import Stream
-from ms_migrate.versions import Version, default_target
+from ms_migrate.facts.versions import Version, default_target
+from ms_migrate.files import sources
+from ms_migrate.files.project_root import project_folders
+from ms_migrate.reporting.baseline import Baseline, BaselineError
+from ms_migrate.reporting.report import Stream
 
-# The files of a folder that the configuration and the pins are read from (versions._pins).
+# The files of a folder that the configuration and the pins are read from (files.pins._pins).
 _PROJECT_FILES = ("pyproject.toml", "setup.cfg")
 _PIN_GLOBS = ("requirements*.txt", "requirements/*.txt")
 

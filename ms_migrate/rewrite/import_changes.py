@@ -26,9 +26,7 @@ def released_name(expression: ast.expr) -> tuple[str, ...]:
     return (expression.id,) if isinstance(expression, ast.Name) else ()
 
 
-def removal_edits(
-    text: str, tree: ast.Module, unused: Iterable[str], used: Counter[str]
-) -> tuple[Edit, ...]:
+def removal_edits(text: str, tree: ast.Module, unused: Iterable[str], used: Counter[str]) -> tuple[Edit, ...]:
     """Edits (on ``text``) dropping each name of ``unused`` that a top-level MindSpore import of
     ``tree`` binds and ``used`` (``loaded_names`` of the fixed text: `__all__` and identifier
     strings count) no longer mentions. A whole statement goes when none of its names stays,

@@ -242,9 +242,7 @@ def exclusive_paths(parents: dict[ast.AST, ast.AST], calls: list[ast.Call]) -> b
     paths = [_path(parents, call) for call in calls]
     for index, first in enumerate(paths):
         for second in paths[index + 1 :]:
-            parted = next(
-                ((a, b) for a, b in zip(first, second) if a[0] is not b[0] or a[1] != b[1]), None
-            )
+            parted = next(((a, b) for a, b in zip(first, second) if a[0] is not b[0] or a[1] != b[1]), None)
             if parted is None:
                 return False
             (node, field), (other, other_field) = parted

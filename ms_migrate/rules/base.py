@@ -27,8 +27,8 @@ from typing import ClassVar, Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import Note, Reason
-from ms_migrate.versions import Version
 
 KINDS = ("upgrade", "downgrade", "lint")
 # Between a lower-case letter or digit and a capital, and before the last capital of a run

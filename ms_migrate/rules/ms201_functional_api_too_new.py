@@ -12,12 +12,12 @@ from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.cell_init import own_init
 from ms_migrate.rewrite.text_edits import column, newline_of
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms202_unknown_grad_keyword import parameters
-from ms_migrate.versions import Version
 
 TOP_LEVEL = {"mindspore.value_and_grad": "value_and_grad", "mindspore.grad": "grad"}
 BEFORE_1_8 = (

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.versions import Version
 
 FUNCTIONS = {
     "mindspore.grad": "grad",

@@ -18,8 +18,8 @@ from ms_migrate.analysis.autodiff import (
 )
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.versions import Version
 
 # Attributes of a tensor that carry no gradient.
 _METADATA = frozenset({"shape", "dtype", "ndim", "size"})

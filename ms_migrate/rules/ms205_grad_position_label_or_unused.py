@@ -101,4 +101,3 @@ class GradPositionLabelOrUnused(Rule):
             else:
                 continue
             yield self.diagnostic(node, message)
-

@@ -180,9 +180,7 @@ def _inert(analysis: AutodiffFile, value: ast.expr) -> bool:
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_inert(analysis, item) for item in value.elts)
     if isinstance(value, (ast.UnaryOp, ast.BinOp)):
-        return all(
-            _inert(analysis, item) for item in child_nodes(value) if isinstance(item, ast.expr)
-        )
+        return all(_inert(analysis, item) for item in child_nodes(value) if isinstance(item, ast.expr))
     if isinstance(value, ast.Call):
         qualified = analysis.ctx.qualified_name(value.func) or ""
         tensor = qualified in {"mindspore.Tensor", "mindspore.common.tensor.Tensor"}

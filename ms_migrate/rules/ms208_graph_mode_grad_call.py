@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from ms_migrate.analysis.autodiff import AutodiffFile, GradSite
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity, source_lines
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.versions import Version
 
 _GRAD_TOKENS = ("grad(", "GradOperation", "grad as")
 GRAPH = "import mindspore as ms\n\nms.set_context(mode=ms.GRAPH_MODE)\n"

@@ -23,10 +23,17 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.walk import child_nodes, lines_naming, walk_lines
 from ms_migrate.context import FileContext
-from ms_migrate.deprecations import TENSOR_CLASSES, Catalogue, Deprecation, catalogue_for, word_alternation
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
-from ms_migrate.release_notes import changes_reaching
-from ms_migrate.releases import api_facts
+from ms_migrate.facts.deprecations import (
+    TENSOR_CLASSES,
+    Catalogue,
+    Deprecation,
+    catalogue_for,
+    word_alternation,
+)
+from ms_migrate.facts.release_notes import changes_reaching
+from ms_migrate.facts.releases import api_facts
+from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.import_changes import released_name
 from ms_migrate.rewrite.set_device import (
     DEVICE_KEYS,
@@ -39,7 +46,6 @@ from ms_migrate.rewrite.set_device import (
 )
 from ms_migrate.rewrite.text_edits import column, source_of
 from ms_migrate.rules.base import Example, Examples, Rule
-from ms_migrate.versions import Version
 
 Chain = Union[ast.Name, ast.Attribute]
 

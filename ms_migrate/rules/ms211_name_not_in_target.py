@@ -21,10 +21,10 @@ from ms_migrate.analysis.names import dotted_name
 from ms_migrate.analysis.text_scan import at_line_starts
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
-from ms_migrate.releases import ApiFacts, Move, api_facts, binds_alike
+from ms_migrate.facts.releases import ApiFacts, Move, api_facts, binds_alike
+from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
-from ms_migrate.versions import Version
 
 # Names another rule rewrites for the target, with its own reasons: MS201 and MS301/MS302 (the
 # functional autodiff API before 2.0 / 1.8), MS303 (jit before 2.0).

@@ -19,10 +19,10 @@ from typing import Optional
 from ms_migrate.analysis.instances import InstancesOf
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
-from ms_migrate.releases import api_facts
+from ms_migrate.facts.releases import api_facts
+from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
-from ms_migrate.versions import Version
 
 DROPOUT = ("mindspore.nn.Dropout", "mindspore.nn.layer.Dropout", "mindspore.nn.layer.basic.Dropout")
 # The pair's proof (rules/releases/proofs.json): keep_prob=k on 1.10 and p=1-k on the target give

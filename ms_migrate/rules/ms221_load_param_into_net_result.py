@@ -14,7 +14,7 @@ from typing import Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
-from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.facts.releases import ApiFacts, api_facts
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
 

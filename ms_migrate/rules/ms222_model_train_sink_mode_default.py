@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from ms_migrate.analysis.instances import InstancesOf
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
-from ms_migrate.releases import ApiFacts, api_facts
+from ms_migrate.facts.releases import ApiFacts, api_facts
+from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
-from ms_migrate.versions import Version
 
 MODEL = ("mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model")
 PROBE = "Model.train dataset_sink_mode default"  # rules/releases/api.json: run on each release

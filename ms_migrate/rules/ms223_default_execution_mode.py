@@ -19,7 +19,7 @@ from typing import Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.releases import api_facts
+from ms_migrate.facts.releases import api_facts
 from ms_migrate.rules.base import Example, Examples, Rule
 
 PROBE = "default mode"  # rules/releases/api.json: get_context("mode") before any set_context

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.releases import api_facts
+from ms_migrate.facts.releases import api_facts
 from ms_migrate.rules.base import Example, Examples, Rule
 
 PROBE = "BatchNorm moving variance"  # rules/releases/api.json: run on each release

@@ -26,7 +26,7 @@ from ms_migrate.analysis.autodiff import (
 )
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
-from ms_migrate.release_notes import noted_change
+from ms_migrate.facts.release_notes import noted_change
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 
 CHANGE = "grad-of-non-float-input"  # rules/releases/notes.json

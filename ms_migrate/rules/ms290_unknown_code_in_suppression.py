@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ms_migrate.codes import registry, resolve_selector
 from ms_migrate.context import FileContext
+from ms_migrate.core.codes import registry, resolve_selector
 from ms_migrate.diagnostics import Diagnostic, Severity, source_lines
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule
-from ms_migrate.versions import Version
 
 # A comment that may name a code of ours: any ms-migrate ignore, or a noqa listing an MS code.
 _OURS = re.compile(r"#\s*ms-migrate:|#\s*noqa\s*:[^\n]*\bMS", re.IGNORECASE)

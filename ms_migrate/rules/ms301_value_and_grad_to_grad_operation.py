@@ -387,7 +387,7 @@ def _function_site(
         return (
             f"sens_param=True on `{fn.id}`, which returns several outputs, with the grad function "
             "called from Python: MindSpore 1.7's GRAPH mode cannot take the tuple of sens as the "
-            "generated Cell's input (\"Parameter[2] has no default param\", measured on 1.7.0)"
+            'generated Cell\'s input ("Parameter[2] has no default param", measured on 1.7.0)'
         )
     params = tuple(arg.arg for arg in function.args.args)
     grad_fn = statement.targets[0].id  # type: ignore[attr-defined]
@@ -450,7 +450,9 @@ def _attribute_site(
     if subclasses:
         return f"{subclasses[0]} subclasses {class_def.name} and may use `self.{grad_fn}`"
     mentions = [
-        node for node in walk(class_def) if _is_self_attribute(node) and node.attr == grad_fn  # type: ignore[attr-defined]
+        node
+        for node in walk(class_def)
+        if _is_self_attribute(node) and node.attr == grad_fn  # type: ignore[attr-defined]
     ]
     problem = _calls_only(parents, mentions, statement.targets[0], f"`self.{grad_fn}`", len(params), sens)
     if problem:
@@ -756,5 +758,3 @@ def _classes(
         f"{single}"
         "        return outputs, grads\n",
     ]
-
-

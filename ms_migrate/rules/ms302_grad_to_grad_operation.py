@@ -201,18 +201,21 @@ class GradToGradOperation(Rule):
             Example(
                 "import mindspore as ms\n\n\ndef step(net, weights, x):\n"
                 "    return ms.grad(net, None, weights)(x)\n",
-                "1.7", fixed=FIXED_1,
+                "1.7",
+                fixed=FIXED_1,
             ),
             Example(
                 "import mindspore as ms\n\n\ndef f(x, y):\n    return x * y\n\n\n"
                 "dy = ms.grad(f, 1)(1.0, 2.0)\n",
-                "1.7", fixed=FIXED_2,
+                "1.7",
+                fixed=FIXED_2,
             ),
             Example(
                 "import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
                 "    sens = ms.ops.fill(ms.float32, (), scale)\n"
                 "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n",
-                "1.7", fixed=FIXED_3,
+                "1.7",
+                fixed=FIXED_3,
             ),
         ),
     )
@@ -276,9 +279,14 @@ class GradToGradOperation(Rule):
             # A local `ms` in the function around the call must not be taken for the module.
             scopes = enclosing_scopes(parents, call)
             reference = module_reference(resolver, taken, "mindspore", scopes, pending)
-            needs_local = planned is None or (helper is not None and helper.has_aux) or (
-                helper is None and arguments.weights is not None
-                and not written_as_parameter_tuple(arguments.weights)
+            needs_local = (
+                planned is None
+                or (helper is not None and helper.has_aux)
+                or (
+                    helper is None
+                    and arguments.weights is not None
+                    and not written_as_parameter_tuple(arguments.weights)
+                )
             )
             if reference is None and needs_local:
                 found.append(REASONS["MSR021"].at(call.lineno, "no free name for mindspore"))

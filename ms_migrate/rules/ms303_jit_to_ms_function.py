@@ -10,10 +10,10 @@ from ms_migrate.analysis.names import NameResolver, all_names, enclosing_scopes
 from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.facts.versions import Version, jit_spelling_for
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
-from ms_migrate.versions import Version, jit_spelling_for
 
 JIT = frozenset({"mindspore.jit", "mindspore.common.api.jit"})
 MODULES = frozenset({"mindspore", "mindspore.common.api"})

@@ -108,7 +108,8 @@ class InlineValueAndGradToGradOperation(Rule):
                 "    def construct(self, x, y):\n"
                 "        loss, grads = ms.value_and_grad(self.network, None, self.weights)(x, y)\n"
                 "        self.optimizer(grads)\n        return loss\n",
-                "1.7", fixed=FIXED,
+                "1.7",
+                fixed=FIXED,
             ),
         ),
     )

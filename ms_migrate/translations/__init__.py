@@ -36,7 +36,7 @@ def source_of(english: str) -> str:
 
 def english() -> dict[str, dict[str, str]]:
     """The English each zh.json entry translates, by section and code (or FRAMING key)."""
-    from ms_migrate.codes import all_notes, all_reasons
+    from ms_migrate.core.codes import all_notes, all_reasons
     from ms_migrate.docs import FRAMING
     from ms_migrate.rules.base import all_rules
 

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 from rich.console import Console
 
-from ms_migrate import sources
-from ms_migrate.report import make_console
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
+from ms_migrate.reporting.report import make_console
 from ms_migrate.verify.config import OPTION_SETTINGS, ConfigError, apply_settings, find_config, modes_for
 from ms_migrate.verify.devices import DeviceSpecError, parse_spec, visible_ids
 from ms_migrate.verify.model import (
@@ -40,10 +41,9 @@ from ms_migrate.verify.sandbox import SandboxUnavailable, check
 from ms_migrate.verify.scripts import verify_scripts
 from ms_migrate.verify.supervisor import worker_environment
 from ms_migrate.verify.verifier import verify_files
-from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
-    from ms_migrate.runner import FileOutcome
+    from ms_migrate.application.runner import FileOutcome
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -263,7 +263,7 @@ def _on_runtimes(
     """``--target-version`` / ``--before-version``: the interpreters of those runtimes, or exit 2
     saying which cannot be had here."""
     from ms_migrate import runtimes
-    from ms_migrate.runtime_command import configured
+    from ms_migrate.frontends.runtime_command import configured
 
     at_hand = runtimes.available(configured(start))
     after_version = _parse(target, "--target-version") if target else None
@@ -283,7 +283,7 @@ def _on_runtimes(
     return options.but(python=chosen.get("AFTER"), before_python=chosen.get("BEFORE"))
 
 
-# --- upgrade --verify: the two hooks ms_migrate/cli.py calls ------------------------------------
+# --- upgrade --verify: the two hooks ms_migrate/frontends/cli.py calls ------------------------------------
 
 
 def options_for_upgrade(
@@ -338,7 +338,7 @@ def with_requirements(options: VerifyOptions, paths: Sequence[Path]) -> VerifyOp
 
 def _rewrite_runtimes(options: VerifyOptions, target: Version, downgrade: bool, start: Path) -> VerifyOptions:
     from ms_migrate import runtimes
-    from ms_migrate.runtime_command import configured
+    from ms_migrate.frontends.runtime_command import configured
 
     try:
         plan = runtimes.for_rewrite(target, downgrade, runtimes.available(configured(start)))

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ms_migrate.project_root import project_folders
-from ms_migrate.sources import SourceError, read_guarded
+from ms_migrate.files.project_root import project_folders
+from ms_migrate.files.sources import SourceError, read_guarded
 from ms_migrate.verify.devices import DeviceSpecError, parse_spec, visible_ids
 from ms_migrate.verify.model import MODES, VerifyOptions
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.project_root import project_folders
+from ms_migrate.files.project_root import project_folders
 
 
 @dataclass(frozen=True)

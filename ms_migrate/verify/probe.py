@@ -266,16 +266,20 @@ def network(
 
 
 def seeded_inputs(roles: Sequence[str], seed: int) -> tuple[Tensor, ...]:
-    """One seeded tensor per role: features (6, 4), a label (6, 2), or a scalar loss scale.
+    """One seeded tensor per role: features (6, 4), a label (6, 2), or a scalar loss scale; for a
+    "packed" input, the tuple of a feature and a label the step unpacks into its network.
 
     The scalar is 3.0, not a power of two, so a rewrite that multiplies the gradients by sens
     after the fact rounds differently from one that seeds backprop with it.
     """
     rng = np.random.RandomState(seed + 3)
-    made = []
+    made: list = []
     for role in roles:
         if role == "scalar":
             made.append(Tensor(np.array(3.0, np.float32)))
+        elif role == "packed":  # `construct(self, inputs)` then `self.network(*inputs)`
+            features = Tensor(rng.randn(BATCH, FEATURES).astype(np.float32))
+            made.append((features, Tensor(rng.randn(BATCH, TARGETS).astype(np.float32))))
         else:
             shape = (BATCH, TARGETS) if role == "label" else (BATCH, FEATURES)
             made.append(Tensor(rng.randn(*shape).astype(np.float32)))

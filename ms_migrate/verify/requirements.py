@@ -40,7 +40,7 @@ from functools import cache
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.project_root import project_folders
+from ms_migrate.files.project_root import project_folders
 
 FILE_NAMES = ("requirements.txt",)
 # name, extras, and version clauses: `PyYAML>=5.1`, `opencv-python==4.5.*`, `mindx[cv] ~= 1.0`

@@ -229,23 +229,73 @@ def _defaulted_inputs(arguments: ast.arguments, calls: list[list[ast.expr]]) -> 
 
 
 def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.expr]]:
-    """Argument lists the network receives: `self.net(a, b)` and `grad(self.net, ...)(a, b)`.
+    """Argument lists the network receives: `self.net(a, b)`, `grad(self.net, ...)(a, b)`, and
+    `f = grad(self.net, ...)` then `f(a, b)`.
 
-    A trailing loss-scale argument of a grad call is the sens, not a network input.
+    The last argument of a grad function made with `sens_param=True` (`ms.grad(self.net,
+    sens_param=True)(x, sens)`, or `self.grad = GradOperation(sens_param=True)` then
+    `self.grad(self.net)(x, t, (s1, s2))`) is the sensitivity, not a network input; without that
+    keyword at hand, a trailing argument named like a loss scale is taken for one.
     """
     network = f"self.{attribute}"
+    with_sens = _sens_grad_names(class_def)
+    grad_functions: dict[str, ast.Call] = {}  # `f = self.grad(self.net)`: f, by name
+    for node in ast.walk(class_def):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and any(_dotted(arg) == network for arg in node.value.args)
+        ):
+            grad_functions[node.targets[0].id] = node.value
     direct, through_grad = [], []
     for node in ast.walk(class_def):
         if not isinstance(node, ast.Call) or any(isinstance(arg, ast.Starred) for arg in node.args):
             continue
         if _dotted(node.func) == network:
             direct.append(list(node.args))
-        elif isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args):
-            args = list(node.args)
-            if args and isinstance(args[-1], ast.Name) and _is_scalar_name(args[-1].id):
-                args = args[:-1]
-            through_grad.append(args)
+            continue
+        if isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args):
+            maker = node.func
+        elif isinstance(node.func, ast.Name) and node.func.id in grad_functions:
+            maker = grad_functions[node.func.id]
+        else:
+            continue
+        args = list(node.args)
+        if args and (
+            _takes_sens(maker, with_sens) or (isinstance(args[-1], ast.Name) and _is_scalar_name(args[-1].id))
+        ):
+            args = args[:-1]
+        through_grad.append(args)
     return direct + through_grad
+
+
+def _sens_param_set(call: ast.Call) -> bool:
+    return any(
+        keyword.arg == "sens_param"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value is True
+        for keyword in call.keywords
+    )
+
+
+def _sens_grad_names(class_def: ast.ClassDef) -> set[str]:
+    """`self.<name>` of each grad operation the class makes with `sens_param=True`."""
+    return {
+        _dotted(node.targets[0])
+        for node in ast.walk(class_def)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.value, ast.Call)
+        and _sens_param_set(node.value)
+    }
+
+
+def _takes_sens(maker: ast.Call, with_sens: set[str]) -> bool:
+    """Whether the grad function ``maker`` makes takes a sensitivity last: `ms.grad(net,
+    sens_param=True)`, or `self.grad(net)` where `self.grad` was made with `sens_param=True`."""
+    return _sens_param_set(maker) or _dotted(maker.func) in with_sens
 
 
 def _passes_starred(class_def: ast.ClassDef, attribute: str) -> bool:
@@ -262,9 +312,30 @@ def _passes_starred(class_def: ast.ClassDef, attribute: str) -> bool:
     return False
 
 
-def _cell_inputs(names: list[str], calls: list[list[ast.expr]]) -> tuple[str, ...]:
-    """Roles of construct's arguments, read from where each one is passed to the network."""
-    roles: dict[str, str] = {}
+def _starred_names(class_def: ast.ClassDef, attribute: str) -> set[str]:
+    """Names the class unpacks into its network's call, directly or through a grad call:
+    `self.network(*inputs)` with `def construct(self, inputs)` takes a tuple, not a tensor."""
+    network = f"self.{attribute}"
+    found: set[str] = set()
+    for node in ast.walk(class_def):
+        if isinstance(node, ast.Call) and (
+            _dotted(node.func) == network
+            or (isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args))
+        ):
+            found |= {
+                arg.value.id
+                for arg in node.args
+                if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name)
+            }
+    return found
+
+
+def _cell_inputs(
+    names: list[str], calls: list[list[ast.expr]], packed: set[str] = frozenset()
+) -> tuple[str, ...]:
+    """Roles of construct's arguments, read from where each one is passed to the network; one the
+    step unpacks into the network's call (``packed``) is a tuple of a feature and a label."""
+    roles: dict[str, str] = {name: "packed" for name in names if name in packed}
     for args in calls:
         for index, arg in enumerate(args):
             if isinstance(arg, ast.Name) and arg.id in names and arg.id not in roles:
@@ -298,7 +369,19 @@ def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
     also says two. Anything else: a single loss.
     """
     count = 1
+    network = f"self.{network_attribute}"
+    with_sens = _sens_grad_names(class_def)
     for node in ast.walk(class_def):
+        # `self.grad(self.net)(x, t, (s1, s2))` with a sens_param grad: one sensitivity per output.
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Call)
+            and any(_dotted(arg) == network for arg in node.func.args)
+            and node.args
+            and isinstance(node.args[-1], ast.Tuple)
+            and _takes_sens(node.func, with_sens)
+        ):
+            count = max(count, len(node.args[-1].elts))
         # IthOutputCell(network, output_index=1): the network has at least two outputs.
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
@@ -528,8 +611,11 @@ def _plan_cell(
         return SitePlan(name, line, "none", problem=f"construct cannot be seeded: {why}")
     attribute = _network_attribute(init, network_param)
     calls = [args for version in versions for args in _network_calls(version, attribute)]
-    inputs = _cell_inputs(names, calls)
-    arity = len(calls[0]) if calls else sum(role != "scalar" for role in inputs)
+    inputs = _cell_inputs(
+        names, calls, set().union(*(_starred_names(version, attribute) for version in versions))
+    )
+    # A packed input is a feature and a label: the probe's two inputs.
+    arity = len(calls[0]) if calls else sum({"scalar": 0, "packed": 2}.get(role, 1) for role in inputs)
     if arity < 1:
         return SitePlan(name, line, "none", problem="the network takes no inputs")
     varargs = any(_passes_starred(version, attribute) for version in versions)

@@ -259,7 +259,7 @@ def verify_files(before: Path, after: Path, options: Optional[VerifyOptions] = N
 
     Raises ``sources.SourceError`` when a file cannot be read or decoded.
     """
-    from ms_migrate import sources
+    from ms_migrate.files import sources
 
     pair = Pair(sources.read_source(before).text, sources.read_source(after).text, before, after)
     return verify_pairs([pair], options or VerifyOptions())[0]

@@ -201,7 +201,7 @@ class Versions:
         top = error.name.split(".")[0]
         if top in self.stood_in or top.startswith("mindspore") or top.startswith("_msm_"):
             return None
-        from ms_migrate.project_root import project_folders
+        from ms_migrate.files.project_root import project_folders
         from ms_migrate.verify.imports import holds_module
 
         where = Path(self.job.get("before_place", self.job["before_label"]))

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, edits_between
+from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule, VersionRange
 from ms_migrate.rules.ms101.reasons import NOTES, REASONS
-from ms_migrate.versions import Version
 
 # `self.x(...)(...)`: an op held on self, applied to a network and then to its inputs.
 _APPLIED_ATTRIBUTE = re.compile(r"self\.\w+\([^()]*\)\s*\(")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
-from ms_migrate.data import rules_path
+from ms_migrate.facts.data import rules_path
 
 # Base classes that create `self.grad` themselves; a subclass applying it inherits the op.
 TRAIN_ONE_STEP_FAMILY = frozenset(

@@ -16,6 +16,7 @@ from typing import Optional, Union
 from ms_migrate.analysis.names import dotted_name, variable_names
 from ms_migrate.analysis.walk import child_nodes, walk
 from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.facts.versions import Version, spelling_for
 from ms_migrate.rules.ms101.analysis import (
     Application,
     Argument,
@@ -34,7 +35,6 @@ from ms_migrate.rules.ms101.analysis import (
 )
 from ms_migrate.rules.ms101.bases import Flags
 from ms_migrate.rules.ms101.reasons import left_alone
-from ms_migrate.versions import Version, spelling_for
 
 # How grad_position is written: omitted (default 0), None (weights only), or explicit positions.
 GradPosition = Union[None, int, tuple[int, ...], str]

@@ -17,7 +17,7 @@ import libcst as cst
 from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
-from ms_migrate.parsing import parse_ast
+from ms_migrate.core.parsing import parse_ast
 from ms_migrate.rewrite import imports
 from ms_migrate.rewrite.statements import StatementEditor
 from ms_migrate.rewrite.text_edits import line_limit

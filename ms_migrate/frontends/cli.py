@@ -25,21 +25,36 @@ from typing import Any, ClassVar, Optional
 
 import click
 
-from ms_migrate import __version__, sources
+from ms_migrate import __version__
 from ms_migrate.application.check import as_reported, rewriters
+from ms_migrate.application.config import Config, ConfigError, load_config
 from ms_migrate.application.explain import code_named, explanation
+from ms_migrate.application.runner import (
+    FileOutcome,
+    migrate_bytes,
+    migrate_declining,
+    upgrade_files,
+    upgrade_files_verified,
+    write_outcome,
+)
 from ms_migrate.application.target import TargetError, resolve_target
-from ms_migrate.baseline import Baseline, BaselineError
-from ms_migrate.baseline import Finding as BaselineFinding
-from ms_migrate.baseline import dumps as baseline_dumps
-from ms_migrate.cache import DIRECTORY, cache_directory
-from ms_migrate.codes import all_notes, all_reasons, registry
-from ms_migrate.config import Config, ConfigError, load_config
+from ms_migrate.core.codes import all_notes, all_reasons, registry
+from ms_migrate.core.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
 from ms_migrate.diagnostics import Diagnostic, source_lines
-from ms_migrate.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
-from ms_migrate.migration_report import ReportFile, RunFacts, verified_rows
-from ms_migrate.migration_report import render as render_report
-from ms_migrate.output import (
+from ms_migrate.facts.versions import (
+    Version,
+    default_target,
+    parse_target,
+)
+from ms_migrate.files import sources
+from ms_migrate.files.cache import DIRECTORY, cache_directory
+from ms_migrate.files.project_root import project_folders
+from ms_migrate.reporting.baseline import Baseline, BaselineError
+from ms_migrate.reporting.baseline import Finding as BaselineFinding
+from ms_migrate.reporting.baseline import dumps as baseline_dumps
+from ms_migrate.reporting.migration_report import ReportFile, RunFacts, verified_rows
+from ms_migrate.reporting.migration_report import render as render_report
+from ms_migrate.reporting.output import (
     FORMATS,
     FileStatus,
     Record,
@@ -49,22 +64,8 @@ from ms_migrate.output import (
     render,
     render_statistics,
 )
-from ms_migrate.project_root import project_folders
-from ms_migrate.report import Stream, Summary, print_diff, unified_diff
+from ms_migrate.reporting.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
-from ms_migrate.runner import (
-    FileOutcome,
-    migrate_bytes,
-    migrate_declining,
-    upgrade_files,
-    upgrade_files_verified,
-    write_outcome,
-)
-from ms_migrate.versions import (
-    Version,
-    default_target,
-    parse_target,
-)
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_MIN_FILES = 50  # fewer are done before a bar would be worth looking at
@@ -258,55 +259,50 @@ def _progress(err: Stream, total: int, quiet: bool) -> Iterator[Callable[[], Non
 TARGET_HELP = "MindSpore version the code must run on (default: the lowest the pins allow, else {})."
 
 
-def _run_options(
-    quiet_help: str, format_help: str, default: Optional[str] = None
-) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """The options upgrade and check share: target, files, jobs, selection and output format.
-    ``default``: what the target is without --target-version or a pin (else the newest version)."""
-    options = [
-        click.option(
-            "--target-version",
-            callback=_parse_version,
-            metavar="X.Y",
-            help=TARGET_HELP.format(default or default_target()),
-        ),
-        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
-        click.option(
-            "-j",
-            "--jobs",
-            default=0,
-            type=click.IntRange(min=0),
-            metavar="N",
-            help="Worker processes, at most one per core (default 0: one per available core). A run with "
-            "few files to parse uses one; the output is the same for any N.",
-        ),
-        click.option(
-            "--no-cache",
-            is_flag=True,
-            help=f"Neither read nor write the results of earlier runs (kept in {DIRECTORY}/ at the project "
-            "root, or in $MS_MIGRATE_CACHE_DIR).",
-        ),
-        click.option("-q", "--quiet", is_flag=True, help=quiet_help),
-        click.option("--select", multiple=True, metavar="CODES", help="Only these rules (prefixes; a,b)."),
-        click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
-        click.option(
-            "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help=format_help
-        ),
-        click.option(
-            "--stdin-filename",
-            type=click.Path(path_type=Path),
-            metavar="PATH",
-            help="With `-` as the path: the file stdin's text stands for (its configuration, target "
-            "and per-file ignores; the name in the output).",
-        ),
-        click.option(
-            "--shard",
-            callback=_parse_shard,
-            metavar="K/N",
-            help="Process only the K-th of N parts of the files (split by path, the same on every "
-            "machine); every file still informs the analysis. `ms-migrate merge` joins the JSON.",
-        ),
-    ]
+# The options upgrade and check share, in the order --help lists them; those whose help differs
+# between the commands are made by ``_run_options``.
+_FILE_OPTIONS = [
+    click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (repeatable)."),
+    click.option(
+        "-j",
+        "--jobs",
+        default=0,
+        type=click.IntRange(min=0),
+        metavar="N",
+        help="Worker processes, at most one per core (default 0: one per available core). A run with "
+        "few files to parse uses one; the output is the same for any N.",
+    ),
+    click.option(
+        "--no-cache",
+        is_flag=True,
+        help=f"Neither read nor write the results of earlier runs (kept in {DIRECTORY}/ at the project "
+        "root, or in $MS_MIGRATE_CACHE_DIR).",
+    ),
+]
+_SELECTION_OPTIONS = [
+    click.option("--select", multiple=True, metavar="CODES", help="Only these rules (prefixes; a,b)."),
+    click.option("--ignore", "ignore_codes", multiple=True, metavar="CODES", help="Not these (a,b)."),
+]
+_INPUT_OPTIONS = [
+    click.option(
+        "--stdin-filename",
+        type=click.Path(path_type=Path),
+        metavar="PATH",
+        help="With `-` as the path: the file stdin's text stands for (its configuration, target "
+        "and per-file ignores; the name in the output).",
+    ),
+    click.option(
+        "--shard",
+        callback=_parse_shard,
+        metavar="K/N",
+        help="Process only the K-th of N parts of the files (split by path, the same on every "
+        "machine); every file still informs the analysis. `ms-migrate merge` joins the JSON.",
+    ),
+]
+
+
+def _stacked(options: list[Callable[[Callable[..., None]], Callable[..., None]]]) -> Callable[..., Any]:
+    """One decorator applying ``options`` so that --help lists them in this order."""
 
     def apply(command: Callable[..., None]) -> Callable[..., None]:
         for option in reversed(options):
@@ -316,23 +312,52 @@ def _run_options(
     return apply
 
 
+def _run_options(
+    quiet_help: str, format_help: str, default: Optional[str] = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options upgrade and check share: target, files, jobs, selection and output format.
+    ``default``: what the target is without --target-version or a pin (else the newest version)."""
+    return _stacked(
+        [
+            click.option(
+                "--target-version",
+                callback=_parse_version,
+                metavar="X.Y",
+                help=TARGET_HELP.format(default or default_target()),
+            ),
+            *_FILE_OPTIONS,
+            click.option("-q", "--quiet", is_flag=True, help=quiet_help),
+            *_SELECTION_OPTIONS,
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(FORMATS),
+                default="text",
+                show_default=True,
+                help=format_help,
+            ),
+            *_INPUT_OPTIONS,
+        ]
+    )
+
+
 class _LazyGroup(click.Group):
     """A group whose `verify` and `runtime` commands (and the machinery behind them) load only when run."""
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
         "verify": ("ms_migrate.verify.command", "verify_command"),
-        "runtime": ("ms_migrate.runtime_command", "runtime_group"),
+        "runtime": ("ms_migrate.frontends.runtime_command", "runtime_group"),
     }
 
     def invoke(self, ctx: click.Context) -> Any:
         # Ctrl-C wherever it lands (reading the tree, importing the rules): 130, as documented.
         # click itself would say "Aborted!" and exit 1, the status for findings.
-        from ms_migrate.collector import skip_the_collection_at_exit
-        from ms_migrate.stdout_guard import guard_stdout
+        from ms_migrate.application.collector import skip_the_collection_at_exit
+        from ms_migrate.reporting.stdout_guard import guard_stdout
 
         guard_stdout()  # `| head` or `>&-` must not stop the run half way
         skip_the_collection_at_exit()
-        from ms_migrate.codes import DuplicateCode
+        from ms_migrate.core.codes import DuplicateCode
         from ms_migrate.rules.base import RuleSetError
 
         try:
@@ -365,83 +390,85 @@ def main() -> None:
     """Migrate MindSpore autodiff code between API generations."""
 
 
+# What upgrade and downgrade add to the shared options, in the order --help lists them.
+_MIGRATION_ONLY_OPTIONS = [
+    click.option(
+        "--verify",
+        is_flag=True,
+        help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
+    ),
+    click.option(
+        "--allow-unverified",
+        is_flag=True,
+        help="With --verify: write rewrites that were not proven equal too.",
+    ),
+    click.option(
+        "--install-requirements",
+        is_flag=True,
+        help="With --verify: install what the requirements.txt nearest each file names (wheels only) "
+        "into a cache folder the runs import from after the runtime's own packages.",
+    ),
+    click.option(
+        "-i",
+        "--interactive",
+        is_flag=True,
+        help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
+        "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
+    ),
+    click.option(
+        "--report",
+        "report_file",
+        type=OUTPUT_FILE,
+        metavar="FILE",
+        help="Write what became of every site (the form written, or why it was left alone; "
+        "verification; commands to reproduce) to FILE: Markdown, or JSON for a .json name.",
+    ),
+    click.option(
+        "--max-changes",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Rewrite at most N files (for a first, small pull request); the others are reported "
+        "as pending and left as they are.",
+    ),
+    click.option(
+        "--output-file",
+        "-o",
+        type=OUTPUT_FILE,
+        metavar="FILE",
+        help="Write the findings to FILE (in --format) instead of showing them.",
+    ),
+    click.option(
+        "--baseline",
+        "baseline_file",
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="Leave the findings in this baseline alone: not shown, not counted, their sites not "
+        "rewritten (default: `baseline` in [tool.ms-migrate]).",
+    ),
+    click.option(
+        "--exit-zero",
+        is_flag=True,
+        help="Exit 0 even when findings remain (2 still on errors, 1 for --dry-run's pending changes).",
+    ),
+]
+
+
 def _migration_options(default: Optional[str] = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The arguments and options upgrade and downgrade share."""
-    options = [
-        click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
-        click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing."),
-        _run_options(
-            quiet_help="Only the target version, errors and left-alone sites; no list of files rewritten.",
-            format_help="How findings are shown on stdout (text on stderr under --dry-run, beside the "
-            "diff): text, json, sarif, github.",
-            default=default,
-        ),
-        click.option(
-            "--verify",
-            is_flag=True,
-            help="Run each rewritten file before and after on MindSpore; write only rewrites proven equal.",
-        ),
-        click.option(
-            "--allow-unverified",
-            is_flag=True,
-            help="With --verify: write rewrites that were not proven equal too.",
-        ),
-        click.option(
-            "--install-requirements",
-            is_flag=True,
-            help="With --verify: install what the requirements.txt nearest each file names (wheels only) "
-            "into a cache folder the runs import from after the runtime's own packages.",
-        ),
-        click.option(
-            "-i",
-            "--interactive",
-            is_flag=True,
-            help="Show each site's change and ask whether to make it (y), leave the site (n), make the "
-            "rest of the file's (a) or stop (q); what is accepted is checked and written per file.",
-        ),
-        click.option(
-            "--report",
-            "report_file",
-            type=OUTPUT_FILE,
-            metavar="FILE",
-            help="Write what became of every site (the form written, or why it was left alone; "
-            "verification; commands to reproduce) to FILE: Markdown, or JSON for a .json name.",
-        ),
-        click.option(
-            "--max-changes",
-            type=click.IntRange(min=1),
-            metavar="N",
-            help="Rewrite at most N files (for a first, small pull request); the others are reported "
-            "as pending and left as they are.",
-        ),
-        click.option(
-            "--output-file",
-            "-o",
-            type=OUTPUT_FILE,
-            metavar="FILE",
-            help="Write the findings to FILE (in --format) instead of showing them.",
-        ),
-        click.option(
-            "--baseline",
-            "baseline_file",
-            type=click.Path(path_type=Path),
-            metavar="FILE",
-            help="Leave the findings in this baseline alone: not shown, not counted, their sites not "
-            "rewritten (default: `baseline` in [tool.ms-migrate]).",
-        ),
-        click.option(
-            "--exit-zero",
-            is_flag=True,
-            help="Exit 0 even when findings remain (2 still on errors, 1 for --dry-run's pending changes).",
-        ),
-    ]
-
-    def apply(command: Callable[..., None]) -> Callable[..., None]:
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply
+    return _stacked(
+        [
+            click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+            click.option("--dry-run", is_flag=True, help="Print a unified diff per file; write nothing."),
+            _run_options(
+                quiet_help="Only the target version, errors and left-alone sites; no list of files "
+                "rewritten.",
+                format_help="How findings are shown on stdout (text on stderr under --dry-run, beside the "
+                "diff): text, json, sarif, github.",
+                default=default,
+            ),
+            *_MIGRATION_ONLY_OPTIONS,
+        ]
+    )
 
 
 @main.command()
@@ -888,7 +915,7 @@ def _ask_and_write(
         left = declined | outcome.baselined  # what the baseline keeps stays kept
         return migrate_declining(outcome, settings.target, settings.config, settings.kinds, left)
 
-    from ms_migrate.interactive import review  # only `upgrade -i` asks questions
+    from ms_migrate.frontends.interactive import review  # only `upgrade -i` asks questions
 
     reviewed = review(out, outcome, migrate)
     if reviewed.problem is not None:
@@ -1132,7 +1159,7 @@ def _run_info(
     skipped = [FileStatus(path, "skipped", why) for path, why in started.summary.skipped]
     provenance = None
     if request.fmt == "sarif" and request.paths:
-        from ms_migrate.provenance import git_provenance  # runs git: only for SARIF
+        from ms_migrate.files.provenance import git_provenance  # runs git: only for SARIF
 
         provenance = git_provenance(request.paths[0])
     config = started.config
@@ -1222,7 +1249,7 @@ def merge(documents: tuple[Path, ...], output_file: Optional[Path]) -> None:
     the whole run gives; exit with the worst exit code of the shards."""
     import json
 
-    from ms_migrate.merge import MergeError, merge_documents
+    from ms_migrate.reporting.merge import MergeError, merge_documents
 
     loaded = []
     for path in documents:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable, Optional
 
-from ms_migrate.data import rules_path
-from ms_migrate.versions import Version
+from ms_migrate.facts.data import rules_path
+from ms_migrate.facts.versions import Version
 
 Parameter = tuple[str, str, Optional[str]]  # name, kind as inspect names it, default's repr
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")

@@ -16,14 +16,14 @@ from typing import Optional
 
 from ms_migrate.analysis.names import loaded_names
 from ms_migrate.analysis.project import ProjectIndex
-from ms_migrate.codes import all_notes, all_reasons
 from ms_migrate.context import FileContext
+from ms_migrate.core.codes import all_notes, all_reasons
+from ms_migrate.core.parsing import ParseFailure, check_compiles, parse_ast, precheck
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits, in_characters
-from ms_migrate.parsing import ParseFailure, check_compiles, parse_ast, precheck
+from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
 from ms_migrate.rules.base import Rule, all_rules
-from ms_migrate.versions import Version
 
 __all__ = ["FileResult", "ParseFailure", "downgrade_text", "migrate_text", "rules_of_kind", "run_rules"]
 
@@ -42,6 +42,12 @@ class FileResult:
     @property
     def converted(self) -> int:
         return len(self.fixed)
+
+    @property
+    def sites(self) -> list[tuple[str, int]]:
+        """(code, line) of each converted site, in order: what `upgrade --interactive` asks about
+        and an editor offers one by one."""
+        return list(dict.fromkeys((item.code, item.line) for item in self.fixed))
 
 
 def rules_of_kind(kinds: Sequence[str]) -> tuple[Rule, ...]:

@@ -12,9 +12,9 @@ from typing import Optional
 import click
 
 from ms_migrate import runtimes
-from ms_migrate.config import ConfigError, load_config
-from ms_migrate.release_notes import releases_noted
-from ms_migrate.versions import Version, known_versions
+from ms_migrate.application.config import ConfigError, load_config
+from ms_migrate.facts.release_notes import releases_noted
+from ms_migrate.facts.versions import Version, known_versions
 
 EXIT_OK, EXIT_UNAVAILABLE = 0, 2
 

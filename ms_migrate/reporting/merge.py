@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from ms_migrate.output import JSON_FORMAT, without_options
-from ms_migrate.sources import walk_order
+from ms_migrate.files.sources import walk_order
+from ms_migrate.reporting.output import JSON_FORMAT, without_options
 
 # What must agree between the shards of one run.
 _SAME = ("command", "target", "settings")

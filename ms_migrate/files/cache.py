@@ -51,7 +51,7 @@ DIRECTORY = ".ms_migrate_cache"
 DIRECTORY_VARIABLE = "MS_MIGRATE_CACHE_DIR"  # a folder to use instead (tests, read-only trees)
 _GITIGNORE = "# Created by ms-migrate: its cache is never committed.\n*\n"
 _CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# ms-migrate's cache (bford.info/cachedir)\n"
-_PACKAGE = Path(__file__).parent
+_PACKAGE = Path(__file__).parents[1]  # every module of the tool: a new build is a new key
 
 
 def content_digest(data: bytes) -> str:
@@ -97,7 +97,7 @@ def settings_digest(settings: Sequence[str]) -> str:
     """Everything besides the file itself that decides its result: the run's settings
     (``RunSettings.key()``, each field of it) and the code that computes it (this tool, its
     data, the rules a project adds, the Python that parses)."""
-    from ms_migrate.data import _PACKAGED, _SOURCE_TREE
+    from ms_migrate.facts.data import _PACKAGED, _SOURCE_TREE
 
     user_rules = [
         Path(folder) for folder in os.environ.get("MS_MIGRATE_RULES_PATH", "").split(os.pathsep) if folder
@@ -250,7 +250,7 @@ def _read_json(path: Path) -> Any:
     its place is not waited on), its digest checked (a file edited or made by anyone without this
     user's key is corrupt), and nested too deeply to decode counts as corrupt. Raises
     CorruptEntry, which every reader takes for a miss."""
-    from ms_migrate.sources import SourceError, read_guarded
+    from ms_migrate.files.sources import SourceError, read_guarded
 
     try:
         mac, _, payload = read_guarded(path)[0].partition(b"\n")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
-from ms_migrate.data import rules_path
-from ms_migrate.versions import Version
+from ms_migrate.facts.data import rules_path
+from ms_migrate.facts.versions import Version
 
 
 @dataclass(frozen=True)

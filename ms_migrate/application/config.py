@@ -6,7 +6,7 @@
     ignore = ["MSR006"]                    # rules, reason codes or notes not to report
     exclude = ["third_party/", "*_pb2.py"]
     per-file-ignores = { "tests/*" = ["MS201"] }
-    baseline = "ms-migrate-baseline.json"  # check reports only findings not in it (ms_migrate.baseline)
+    baseline = "ms-migrate-baseline.json"  # check reports only findings not in it (reporting.baseline)
 
     [tool.ms-migrate.verify]               # read by ms_migrate.verify.config, unchanged
     factory = "verify_harness:build"
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ms_migrate.project_root import project_folders
-from ms_migrate.sources import SourceError, read_guarded
-from ms_migrate.versions import Version, load_toml, parse_target
+from ms_migrate.facts.versions import Version, load_toml, parse_target
+from ms_migrate.files.project_root import project_folders
+from ms_migrate.files.sources import SourceError, read_guarded
 
 KEYS = (
     "target-version",
@@ -71,7 +71,7 @@ class Config:
         if self.select and not any(code.startswith(prefix) for prefix in self.select):
             # A reason or note is its rule's: selecting the rule keeps them (MS102's MSR030),
             # and the engine's own (MSR099, a discarded rewrite) is always said.
-            from ms_migrate.codes import ENGINE, owner
+            from ms_migrate.core.codes import ENGINE, owner
 
             owned_by = owner(code)
             if owned_by is None or owned_by == code:
@@ -110,7 +110,7 @@ NO_CONFIG = Config()
 def _selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
     """Codes, code prefixes and rule names (comma-separated too) as code prefixes, each checked
     against the registry: ruff, too, stops on a code it does not know."""
-    from ms_migrate.codes import resolved_selectors
+    from ms_migrate.core.codes import resolved_selectors
 
     given = [code.strip() for value in values for code in value.split(",") if code.strip()]
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-_PACKAGED = Path(__file__).parent / "_rules"
-_SOURCE_TREE = Path(__file__).parent.parent / "rules"
+_PACKAGED = Path(__file__).parents[1] / "_rules"
+_SOURCE_TREE = Path(__file__).parents[2] / "rules"
 
 
 def rules_path(name: str) -> Path:

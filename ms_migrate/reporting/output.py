@@ -18,7 +18,7 @@ from typing import Any, Optional
 from urllib.parse import quote
 
 from ms_migrate import __version__
-from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.rules.base import all_rules
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ms_migrate import __version__
-from ms_migrate.codes import all_notes, all_reasons
+from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.output import without_options
+from ms_migrate.reporting.output import without_options
 
 
 @dataclass(frozen=True)

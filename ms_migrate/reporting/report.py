@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ms_migrate.codes import all_reasons
+from ms_migrate.core.codes import all_reasons
 from ms_migrate.diagnostics import Diagnostic, line_opcodes, source_lines
-from ms_migrate.output import quoted_path
+from ms_migrate.reporting.output import quoted_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,7 +65,7 @@ def unified_diff(path: str, before: str, after: str) -> str:
     ``notebooks``), whose line numbers nobody can find in the notebook: its diff is one per
     changed cell, headed `a/nb.ipynb:cell 3` and numbered within the cell, as ruff's is."""
     if path.endswith(".ipynb"):
-        from ms_migrate.notebooks import changed_cells
+        from ms_migrate.files.notebooks import changed_cells
 
         cells = changed_cells(before, after)
         if cells is not None:

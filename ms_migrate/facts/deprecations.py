@@ -15,8 +15,8 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Optional
 
-from ms_migrate.data import rules_folder
-from ms_migrate.versions import Version
+from ms_migrate.facts.data import rules_folder
+from ms_migrate.facts.versions import Version
 
 KINDS = ("api", "parameter", "module", "context-key")
 TENSOR_CLASSES = ("mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor")

@@ -24,10 +24,17 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
 
-from ms_migrate import parsing, sources
 from ms_migrate.analysis.project import Consulted, ProjectIndex, call_names
+from ms_migrate.application.collector import pace_for_a_run, paced_for_a_run
+from ms_migrate.application.config import NO_CONFIG, Config
+from ms_migrate.application.pool import WorkerDied, available_cores, map_in_workers
 from ms_migrate.application.settings import RunSettings
-from ms_migrate.cache import (
+from ms_migrate.core import parsing
+from ms_migrate.core.engine import UPGRADE_KINDS, FileResult, ParseFailure, rules_of_kind, run_rules
+from ms_migrate.diagnostics import Diagnostic
+from ms_migrate.facts.versions import Version
+from ms_migrate.files import sources
+from ms_migrate.files.cache import (
     Cache,
     CachedResult,
     Changes,
@@ -38,14 +45,8 @@ from ms_migrate.cache import (
     file_signature,
     settings_digest,
 )
-from ms_migrate.collector import pace_for_a_run, paced_for_a_run
-from ms_migrate.config import NO_CONFIG, Config
-from ms_migrate.diagnostics import Diagnostic
-from ms_migrate.engine import UPGRADE_KINDS, FileResult, ParseFailure, rules_of_kind, run_rules
-from ms_migrate.pool import WorkerDied, available_cores, map_in_workers
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rules.base import Rule
-from ms_migrate.versions import Version
 
 if TYPE_CHECKING:
     from ms_migrate.verify import VerificationReport, VerifyOptions
@@ -523,7 +524,7 @@ def upgrade_files(
 
     ``jobs``: worker processes (0: one per available core, and never more); a pool starts only
     when more than one is asked for and at least ``MIN_FILES_FOR_POOL`` files need their rules run.
-    ``cache_dir``: where results of earlier runs are kept (``ms_migrate.cache``); None: no cache.
+    ``cache_dir``: where results of earlier runs are kept (``ms_migrate.files.cache``); None: no cache.
     ``texts``: False when only findings are wanted (``check``): a file with a cached result is not
     read again, and its outcome carries the fixed text only.
     ``project_paths``: the files the project index reads (default ``paths``; a shard: every file).
@@ -781,7 +782,7 @@ def upgrade_files_verified(
     One batch means MindSpore is imported once per mode for the whole run. A rewrite that differs
     or could not be run is held back (``outcome.held_back`` says why) unless ``allow_unverified``.
     """
-    from ms_migrate.notebooks import cell_of_line
+    from ms_migrate.files.notebooks import cell_of_line
     from ms_migrate.verify import verify_many  # the verify machinery loads only when asked for
     from ms_migrate.verify.definitions import definitions_text
 

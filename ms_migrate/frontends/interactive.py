@@ -17,10 +17,10 @@ from typing import Optional
 
 import click
 
-from ms_migrate.engine import FileResult
+from ms_migrate.application.runner import FileOutcome
+from ms_migrate.core.engine import FileResult
 from ms_migrate.reasons import INTERNAL_ERROR
-from ms_migrate.report import Stream, print_diff, unified_diff
-from ms_migrate.runner import FileOutcome
+from ms_migrate.reporting.report import Stream, print_diff, unified_diff
 
 Site = tuple[str, int]  # (code, line in the text as read)
 # The file migrated again with these sites declined.
@@ -45,10 +45,6 @@ class Review:
     declined: list[Site] = field(default_factory=list)  # answered no, not convertible alone, or after quit
 
 
-def sites_of(result: FileResult) -> list[Site]:
-    return list(dict.fromkeys((item.code, item.line) for item in result.fixed))
-
-
 def review(out: Stream, outcome: FileOutcome, migrate: Migrate) -> Review:
     """Ask about each site of ``outcome``'s file, then settle what to write.
 
@@ -56,7 +52,7 @@ def review(out: Stream, outcome: FileOutcome, migrate: Migrate) -> Review:
     already given for this file (as `git add -p` does); no site after it is changed.
     """
     whole = migrate(frozenset())
-    every = sites_of(whole)
+    every = whole.sites
     accepted: list[Site] = []
     declined: list[Site] = []
     answer: Optional[Answer] = None
@@ -67,7 +63,7 @@ def review(out: Stream, outcome: FileOutcome, migrate: Migrate) -> Review:
         code, line = site
         alone = whole if len(every) == 1 else migrate(frozenset(every) - {site})
         heading = f"{outcome.path}:{outcome.where(line)}: {code} {_message(whole, site)}"
-        if sites_of(alone) != [site] or _problem(alone):
+        if alone.sites != [site] or _problem(alone):
             out.print(f"{heading}: cannot be converted on its own; left as it is")
             declined.append(site)
             continue
@@ -102,7 +98,7 @@ def _settled(
     declined = frozenset(every) - set(accepted)
     result = migrate(declined) if declined else whole
     problem = _problem(result)
-    if problem is None and set(sites_of(result)) != set(accepted):
+    if problem is None and set(result.sites) != set(accepted):
         problem = "without the declined sites the rewrite would change other sites than those accepted"
     if problem is not None or result.text == outcome.before:
         return Review(quit=quit, problem=problem or "the accepted sites change nothing on their own")

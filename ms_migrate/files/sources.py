@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
-from ms_migrate.gitignore import IgnoreFile
+from ms_migrate.files.gitignore import IgnoreFile
 
 if TYPE_CHECKING:
-    from ms_migrate.notebooks import Notebook
+    from ms_migrate.files.notebooks import Notebook
 
 try:
     from fcntl import LOCK_EX, LOCK_NB, flock
@@ -102,7 +102,7 @@ class SourceFile:
 
     def encode(self, text: str) -> bytes:
         if self.notebook is not None:
-            from ms_migrate.notebooks import NotebookError
+            from ms_migrate.files.notebooks import NotebookError
 
             try:
                 text = self.notebook.with_virtual_text(text)
@@ -465,7 +465,7 @@ def source_from_bytes(path: Path, raw: bytes, mode: int = 0o644) -> SourceFile:
 
 
 def _read_notebook(path: Path, raw: bytes, mode: int) -> SourceFile:
-    from ms_migrate.notebooks import NotebookError, parse_notebook  # most runs read no notebook
+    from ms_migrate.files.notebooks import NotebookError, parse_notebook  # most runs read no notebook
 
     has_bom = raw.startswith(codecs.BOM_UTF8)
     try:
