@@ -510,6 +510,51 @@ def test_a_step_that_unpacks_a_tuple_into_its_network_is_proven(tmp_path: Path) 
     assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
 
 
+TWO_OPTIMIZERS = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import ParameterTuple
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizers):
+        super().__init__()
+        self.network = network
+        self.optimizer_net, self.optimizer_cri = optimizers
+        self.weights_net = self.optimizer_net.parameters
+        self.weights = ParameterTuple(self.weights_net + self.optimizer_cri.parameters)
+        self.count = len(self.weights_net)
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad(self.network, self.weights)(x, label)
+        self.optimizer_net(grads[: self.count])
+        self.optimizer_cri(grads[self.count :])
+        return loss
+"""
+
+
+def test_an_optimizers_parameter_that_init_unpacks_gets_a_tuple_of_optimizers() -> None:
+    """ReID's step: `self.optimizer_net, self.optimizer_cri = optimizers`, one optimizer cannot
+    be unpacked, and both versions failed on it ("cannot unpack non-iterable SGD object")."""
+    after = TWO_OPTIMIZERS.replace("return loss", "return loss * 1.0")
+    (plan,) = differing_sites(TWO_OPTIMIZERS, after)
+    assert (plan.arguments, plan.optimizer, plan.problem) == (("network", "optimizers 2"), True, "")
+
+
+@pytest.mark.mindspore
+def test_a_step_given_a_tuple_of_optimizers_is_proven_in_both_modes(tmp_path: Path) -> None:
+    before, after = upgraded(TWO_OPTIMIZERS, tmp_path, target="2.8")
+    assert "ms.grad(self.network, None, self.weights)(x, label)" in after.read_text()
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
+        "pynative": "equal",
+        "graph": "equal",
+    }, data
+
+
 def test_init_settings_are_named_by_their_parameters() -> None:
     def plan(init: str):
         legacy = legacy_step("x, label", "x, label", init=init)

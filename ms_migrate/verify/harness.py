@@ -617,14 +617,22 @@ def _init_arguments(
     whose state is compared: the network, and each optimizer, over its share of the weights."""
     arguments: list[Any] = []
     sources: list[nn.Cell] = [network]
-    shares = probe.weight_shares(network, roles.count("optimizer"))
-    for role in roles:
+    # "optimizers N": a tuple of N optimizers, which the step's __init__ unpacks.
+    counts = [
+        int(role.split()[1]) if role.startswith("optimizers ") else int(role == "optimizer") for role in roles
+    ]
+    shares = probe.weight_shares(network, sum(counts))
+    for role, count in zip(roles, counts):
         if role == "network":
             arguments.append(network)
         elif role == "optimizer":
             made = probe.optimizer(optimizer_kind or "Momentum", shares.pop(0), optimizer_extras)
             arguments.append(made)
             sources.append(made)
+        elif role.startswith("optimizers "):
+            several = [probe.optimizer(optimizer_kind or "Momentum", shares.pop(0)) for _ in range(count)]
+            arguments.append(tuple(several))
+            sources += several
         elif role == "loss scale":
             arguments.append(probe.loss_scale_cell())
         elif role == "settings":

@@ -72,7 +72,8 @@ class SitePlan:
     network_inputs: int = 0  # arity of the probe network's construct
     outputs: int = 1  # outputs of the probe network: the loss, then auxiliaries
     optimizer: bool = True  # False: no optimizer is passed (a grad Cell, or one that builds its own)
-    # What __init__ is given, positionally: "network", "optimizer", "loss scale" (a loss-scale
+    # What __init__ is given, positionally: "network", "optimizer", "optimizers N" (a tuple of N
+    # optimizers, which __init__ unpacks), "loss scale" (a loss-scale
     # update Cell), "settings" (a config object) or a Python literal for a setting (`lr` "0.05");
     # see ``init_value``.
     arguments: tuple[str, ...] = ("network", "optimizer")
@@ -458,6 +459,28 @@ def init_value(name: str) -> Optional[str]:
     return next((value for keys, value in SETTINGS if words & keys or lowered in keys), None)
 
 
+def _unpacked_optimizers(
+    init: ast.FunctionDef, params: Sequence[str], given: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``given`` with "optimizers N" for an optimizer parameter ``__init__`` unpacks into N
+    (`self.optimizer_net, self.optimizer_cri = optimizers`): the harness passes a tuple of N
+    optimizers over disjoint shares of the weights, where one optimizer cannot be unpacked."""
+    unpacked: dict[str, int] = {}
+    for node in ast.walk(init):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], (ast.Tuple, ast.List))
+            and isinstance(node.value, ast.Name)
+            and not any(isinstance(item, ast.Starred) for item in node.targets[0].elts)
+        ):
+            unpacked.setdefault(node.value.id, len(node.targets[0].elts))
+    return tuple(
+        f"optimizers {unpacked[param]}" if role == "optimizer" and unpacked.get(param, 0) > 1 else role
+        for param, role in zip(params, given)
+    )
+
+
 def _role(param: str, differentiated: set[str]) -> Optional[str]:
     """What __init__'s ``param`` is given: what its name says, and the network where the class
     differentiates it, whatever its name (a `loss_fn` the step takes the gradient of included)."""
@@ -602,9 +625,9 @@ def _plan_cell(
         )
         if isinstance(given_or_problem, str):
             return SitePlan(name, line, "none", problem=given_or_problem)
-        init_given = given_or_problem
         positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args][1:]]
-        params = positional[: len(init_given)]
+        params = positional[: len(given_or_problem)]
+        init_given = _unpacked_optimizers(init, params, given_or_problem)
     network_param = params[init_given.index("network")]
     names, why = _signature(construct.args, skip_self=True)
     if not names:
@@ -638,7 +661,7 @@ def _plan_cell(
         inputs=inputs,
         network_inputs=arity,
         outputs=max(_output_count(version, attribute) for version in versions),
-        optimizer="optimizer" in init_given,
+        optimizer=any(role == "optimizer" or role.startswith("optimizers ") for role in init_given),
         optimizer_extras=_passes_optimizer_more(
             first, init, [param for param, role in zip(params, init_given) if role == "optimizer"]
         ),
