@@ -35,6 +35,30 @@ def test_it_decides_as_pathspec_does(lines: list[str], parts: list[str], is_dir:
     assert IgnoreFile(lines).decide(relative, is_dir) == _pathspec_decision(lines, relative, is_dir)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(PATTERNS, max_size=8),
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4), st.booleans()),
+        min_size=2,
+        max_size=12,
+    ),
+)
+def test_one_matcher_decides_many_paths_of_shared_folders_as_pathspec_does(
+    lines: list[str], paths: list[tuple[list[str], bool]]
+) -> None:
+    """What the folders above a path match is kept per folder and reused for the next entry of
+    the same folder: a walk asks one matcher about every file, and each answer must stay its own."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    matcher = IgnoreFile(lines)
+    for parts, is_dir in paths:
+        relative = "/".join(parts)
+        expected = spec.check_file(relative + "/" if is_dir else relative).include
+        assert matcher.decide(relative, is_dir) == expected, (relative, is_dir)
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(PATTERNS, max_size=8), st.lists(st.sampled_from(NAMES), min_size=1, max_size=3))
 def test_dropping_the_patterns_that_ignore_a_named_folder_keeps_the_rest(

@@ -34,6 +34,7 @@ class IgnoreFile:
         self.paths: Table = {}  # `a/b`, `/a/b/`: the path from the folder, or a folder above it
         self.suffixes: Table = {}  # `*.pyc`: a component ending so
         self.longest_suffix = 0
+        self._above: dict[str, dict[int, tuple[bool, int]]] = {}  # folder -> what its components match
         globs: list[str] = []
         self.glob_index: list[int] = []  # for each glob pattern, its place among all patterns
         for index, line in enumerate(lines):
@@ -62,33 +63,13 @@ class IgnoreFile:
         """As pathspec's GitIgnoreSpec decides: the last pattern that matches the path itself
         (priority 2) wins; without one, the last that matches it through a folder above it, or
         as a folder (priority 1)."""
-        parts = relative.split("/")
-        last = len(parts) - 1
-        matches: dict[int, tuple[bool, int]] = {}  # pattern index -> (ignores, priority)
-
-        def found(hits: Optional[list[tuple[int, bool]]], position: int) -> None:
-            if not hits:
-                return
-            index, include = hits[-1]  # the same key's earlier patterns match alike, and lose
-            priority = 2 if position == last and not is_dir else 1
-            if matches.get(index, (include, 0))[1] < priority:
-                matches[index] = (include, priority)
-
-        for position, part in enumerate(parts):
-            a_dir = is_dir or position < last  # a component above the last is a folder
-            found(self.names.get((part, False)), position)
-            if a_dir:
-                found(self.names.get((part, True)), position)
-            if self.suffixes:
-                for suffix in _suffixes(part, self.longest_suffix):
-                    found(self.suffixes.get((suffix, False)), position)
-                    if a_dir:
-                        found(self.suffixes.get((suffix, True)), position)
-            if self.paths:
-                prefix = "/".join(parts[: position + 1])
-                found(self.paths.get((prefix, False)), position)
-                if a_dir:
-                    found(self.paths.get((prefix, True)), position)
+        head, _, name = relative.rpartition("/")
+        # What the folders above match is the same for every entry of a folder: made once each.
+        above = self._above.get(head)
+        if above is None:
+            above = self._above[head] = self._folder_matches(head) if head else {}
+        matches = dict(above)
+        self._add_component(matches, name, relative, a_dir=is_dir, priority=1 if is_dir else 2)
         if self.globs is not None:
             text = relative + "/" if is_dir else relative
             if self.any_glob is None or self.any_glob.search(_normalized(text)):
@@ -102,6 +83,40 @@ class IgnoreFile:
         # A match on the path itself outranks one through a folder above it; of equals, the last.
         index = max(matches, key=lambda index: (matches[index][1], index))
         return matches[index][0]
+
+    def _folder_matches(self, folder: str) -> dict[int, tuple[bool, int]]:
+        """The literal patterns that match the components of ``folder``, each a folder above the
+        path decided: all of priority 1."""
+        matches: dict[int, tuple[bool, int]] = {}
+        parts = folder.split("/")
+        for position, part in enumerate(parts):
+            self._add_component(matches, part, "/".join(parts[: position + 1]), a_dir=True, priority=1)
+        return matches
+
+    def _add_component(
+        self, matches: dict[int, tuple[bool, int]], part: str, prefix: str, a_dir: bool, priority: int
+    ) -> None:
+        """Record in ``matches`` the literal patterns that match one component of a path: ``part``
+        its name, ``prefix`` the path up to it. A pattern already recorded at a higher priority
+        keeps it; the same key's earlier patterns match alike, and lose to its last."""
+        keys = [(self.names, part, False)]
+        if a_dir:
+            keys.append((self.names, part, True))
+        if self.suffixes:
+            for suffix in _suffixes(part, self.longest_suffix):
+                keys.append((self.suffixes, suffix, False))
+                if a_dir:
+                    keys.append((self.suffixes, suffix, True))
+        if self.paths:
+            keys.append((self.paths, prefix, False))
+            if a_dir:
+                keys.append((self.paths, prefix, True))
+        for table, key, dir_only in keys:
+            hits = table.get((key, dir_only))
+            if hits:
+                index, include = hits[-1]
+                if matches.get(index, (include, 0))[1] < priority:
+                    matches[index] = (include, priority)
 
     def without_matches_of(self, folders: Sequence[str]) -> IgnoreFile:
         """The same patterns less those that ignore one of ``folders`` (paths from this file's
@@ -185,7 +200,10 @@ def _any_pattern(spec: object) -> Optional[re.Pattern[str]]:
 
 
 def _normalized(relative: str) -> str:
-    """The path as ``PathSpec.check_file`` matches it."""
-    from pathspec.util import normalize_file
+    """The path as ``PathSpec.check_file`` matches it (already so unless it starts with `/` or
+    `./`, or the system has a separator besides `/`)."""
+    from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
 
+    if not NORMALIZE_PATH_SEPS and not relative.startswith(("/", "./")):
+        return relative
     return normalize_file(relative)
