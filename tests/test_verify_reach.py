@@ -47,6 +47,15 @@ def upgraded(legacy: str, tmp_path: Path, target: str = "2.10") -> tuple[Path, P
     return before, after
 
 
+def assert_proven_in_both_modes(before: Path, after: Path) -> None:
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
+        "pynative": "equal",
+        "graph": "equal",
+    }, data
+
+
 def legacy_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
     """A GradOperation train step taking ``inputs``, passing ``network_call`` to its network."""
     return f"{header}\n" + textwrap.dedent(
@@ -482,12 +491,7 @@ def test_the_sensitivity_of_a_sens_param_grad_is_not_a_network_input() -> None:
 @pytest.mark.mindspore
 def test_a_sens_param_step_of_a_tutorial_is_proven_in_both_modes(tmp_path: Path) -> None:
     before, after = upgraded(SENS_STEP, tmp_path, target="2.8")
-    code, data = verify_json(before, after)
-    assert code == 0, data
-    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
-        "pynative": "equal",
-        "graph": "equal",
-    }, data
+    assert_proven_in_both_modes(before, after)
 
 
 def test_a_step_that_unpacks_one_input_into_its_network_gets_a_tuple() -> None:
@@ -547,12 +551,7 @@ def test_an_optimizers_parameter_that_init_unpacks_gets_a_tuple_of_optimizers() 
 def test_a_step_given_a_tuple_of_optimizers_is_proven_in_both_modes(tmp_path: Path) -> None:
     before, after = upgraded(TWO_OPTIMIZERS, tmp_path, target="2.8")
     assert "ms.grad(self.network, None, self.weights)(x, label)" in after.read_text()
-    code, data = verify_json(before, after)
-    assert code == 0, data
-    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
-        "pynative": "equal",
-        "graph": "equal",
-    }, data
+    assert_proven_in_both_modes(before, after)
 
 
 def test_init_settings_are_named_by_their_parameters() -> None:
