@@ -50,9 +50,23 @@ def _dry_run(*args: str) -> tuple[int, str, int]:
     return result.exit_code, result.stdout, parsing.prechecks - parsed
 
 
-def _entries(cache: Path) -> list[Path]:
-    """The files' entries (under two-letter folders), not the run state beside them."""
-    return [path for path in cache.rglob("*") if path.is_file() and len(path.parent.name) == 2]
+def _run_file(cache: Path) -> Path:
+    """The one file the runs of one settings keep (under the tool's version)."""
+    (found,) = cache.rglob("run-*")
+    return found
+
+
+def _results(cache: Path) -> dict[str, Any]:
+    """The files' results the run file holds, by absolute path."""
+    return _payload(_run_file(cache))["results"]
+
+
+def _sign(path: Path, data: Any) -> None:
+    """Write ``data`` as the cache does, signed with this user's key: what only ms-migrate (or
+    this user) can make."""
+    from ms_migrate.files import cache as cache_module
+
+    path.write_bytes(cache_module._signed(path, json.dumps(data).encode()))
 
 
 def test_a_rerun_parses_nothing_and_an_edited_file_misses(tmp_path: Path) -> None:
@@ -75,13 +89,28 @@ def test_the_cache_is_at_the_project_root_and_git_ignores_it(
     (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     _check(str(project / "src"))
     assert (project / DIRECTORY / ".gitignore").read_text().splitlines()[-1] == "*"
-    assert len(_entries(project / DIRECTORY)) == 3  # plain.py is not worth an entry
+    assert len(_results(project / DIRECTORY)) == 3  # plain.py is not worth an entry
     elsewhere = tmp_path / "elsewhere"  # no pyproject.toml at or above it: the working directory
     _tree(elsewhere)
     monkeypatch.chdir(project)
     _check(str(elsewhere))
     assert not (elsewhere / DIRECTORY).exists()
-    assert len(_entries(project / DIRECTORY)) == 6
+    assert len(_results(project / DIRECTORY)) == 6  # the other tree's, beside the first's
+
+
+def test_a_file_with_nothing_left_to_report_loses_its_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
+    tree = _tree(tmp_path / "tree")
+    _check(str(tree))
+    assert str(tree / "step.py") in _results(cache)
+    (tree / "step.py").write_text("x = 1\n")
+    _check(str(tree / "two.py"))  # a run that does not see step.py keeps its entry
+    assert str(tree / "step.py") in _results(cache)
+    _check(str(tree))
+    assert sorted(_results(cache)) == sorted(str(tree / name) for name in ("two.py", "modern.py"))
 
 
 def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,15 +129,20 @@ def test_a_corrupt_entry_is_a_miss_and_is_replaced(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
     tree = _tree(tmp_path / "tree")
     first = _check(str(tree))
-    entries = sorted(_entries(cache))
-    assert len(entries) == 3  # the files some rule reads: plain.py costs nothing to redo
-    good = _payload(entries[0])
-    wrong_types = {**good, "fixed": "many", "diagnostics": [[1, 2, 3]]}
-    entries[0].write_bytes(b"\x00not json")
-    entries[1].write_text(json.dumps(wrong_types))
-    entries[2].write_text(entries[2].read_text()[:-10])  # cut off mid-write
-    assert _check(str(tree)) == first
-    assert _check(str(tree)) == (*first[:2], 0), "the entries were written again"
+    run_file = _run_file(cache)
+    data = _payload(run_file)
+    assert len(data["results"]) == 3  # the files some rule reads: plain.py costs nothing to redo
+    alone = _check("--no-cache", str(tree / "two.py"))[2]
+    # Signed, so read; one entry of the wrong shape is a miss for that file alone.
+    wrong_types = {"fixed": "many", "diagnostics": [[1, 2, 3]]}
+    data["results"][str(tree / "two.py")].update(wrong_types)
+    _sign(run_file, data)
+    assert _check(str(tree)) == (*first[:2], alone)
+    assert _check(str(tree)) == (*first[:2], 0), "the entry was written again"
+    for broken in (b"\x00not json", run_file.read_bytes()[:-10]):  # the second: cut off mid-write
+        run_file.write_bytes(broken)
+        assert _check(str(tree)) == first
+        assert _check(str(tree)) == (*first[:2], 0), "the file was written again"
 
 
 def _payload(path: Path) -> Any:
@@ -136,21 +170,19 @@ def test_an_edited_entry_never_puts_text_into_a_source_or_hides_a_finding(
     honest = _check("--no-cache", str(tree))[:2]
     assert honest[0] == 1 and "MS101" in honest[1]
     _check(str(tree))
-    signed = {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()}
+    run_file = _run_file(cache)
+    signed = run_file.read_bytes()
     for keep_signature_line in (False, True):
-        for entry in _entries(cache):
-            entry.write_bytes(signed[entry])
-            forged = _payload(entry)
-            forged["diagnostics"] = []  # nothing to report
-            if forged.get("after") is not None:
-                forged["after"] = "import os\nos.system('echo injected')\n" + forged["after"]
-            line = _signature_line(entry) + b"\n" if keep_signature_line else b""
-            entry.write_bytes(line + json.dumps(forged).encode())
-        (files,) = cache.rglob("files-*")
-        files.write_bytes(signed[files])
-        clean = {path: [sig, digest, 1] for path, (sig, digest, _) in _payload(files).items()}
-        files.write_bytes(json.dumps(clean).encode())
+        forged = _payload(run_file)
+        for entry in forged["results"].values():
+            entry["diagnostics"] = []  # nothing to report
+            if entry.get("after") is not None:
+                entry["after"] = "import os\nos.system('echo injected')\n" + entry["after"]
+        forged["files"] = {path: [sig, digest, 1] for path, (sig, digest, _) in forged["files"].items()}
+        line = _signature_line(run_file) + b"\n" if keep_signature_line else b""
+        run_file.write_bytes(line + json.dumps(forged).encode())
         assert _check(str(tree))[:2] == honest
+        run_file.write_bytes(signed)
     result = CliRunner().invoke(main, ["upgrade", "-j", "1", "--target-version", "2.8", str(tree)])
     assert result.exit_code in (0, 1), result.output
     assert "injected" not in (tree / "step.py").read_text()
@@ -232,13 +264,13 @@ def test_a_corrupt_run_state_is_ignored(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv(DIRECTORY_VARIABLE, str(cache))
     tree = _project(tmp_path / "tree")
     first = _check(str(tree))
-    (state,) = cache.rglob("state-*")
+    run_file = _run_file(cache)
     with (tree / "other.py").open("a") as stream:
         stream.write("# edited\n")
-    state.write_text('{"broken": 1')
-    assert _check(str(tree))[:2] == first[:2]
-    state.write_text(json.dumps({"digests": ["not", "a", "table"]}))
-    assert _check(str(tree))[:2] == first[:2]
+    data = _payload(run_file)
+    for state in ({"broken": 1}, ["not", "a", "table"], {"digests": ["not", "a", "table"]}):
+        _sign(run_file, {**data, "state": state})
+        assert _check(str(tree))[:2] == first[:2]
 
 
 @pytest.mark.parametrize(

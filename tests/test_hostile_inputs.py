@@ -153,38 +153,37 @@ def test_a_crash_in_one_files_analysis_is_that_files_error(tmp_path: Path, jobs:
     assert "GradOperation" not in (tree / "step.py").read_text()  # the files around them ran
 
 
-def _entries(cache: Path) -> list[Path]:
-    return [path for path in cache.rglob("*") if path.is_file() and len(path.parent.name) == 2]
+def _run_files(cache: Path) -> list[Path]:
+    return list(cache.rglob("run-*"))
 
 
-def test_a_cache_entry_nested_too_deeply_is_a_miss(tmp_path: Path) -> None:
+def test_a_cache_file_nested_too_deeply_is_a_miss(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "tree")
     cache = Path(os.environ["MS_MIGRATE_CACHE_DIR"])
     first = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.8", str(tree)])
-    entries = _entries(cache)
-    assert entries
-    for entry in entries:
-        entry.write_text("[" * 200_000 + "]" * 200_000)
-    for _ in range(2):  # and the entry it writes again is good
+    run_files = _run_files(cache)
+    assert run_files
+    for run_file in run_files:
+        run_file.write_text("[" * 200_000 + "]" * 200_000)
+    for _ in range(2):  # and the file it writes again is good
         again = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.8", str(tree)])
         assert again.exception is None or isinstance(again.exception, SystemExit), again.output
         assert (again.exit_code, again.stdout) == (first.exit_code, first.stdout)
-    # Each entry is its signature line, then the JSON it signs.
-    assert all(
-        isinstance(json.loads(entry.read_bytes().partition(b"\n")[2]), dict) for entry in _entries(cache)
-    )
+    # Each file is its signature line, then the JSON it signs.
+    for run_file in _run_files(cache):
+        assert isinstance(json.loads(run_file.read_bytes().partition(b"\n")[2]), dict)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_a_fifo_in_place_of_a_cache_entry_is_not_waited_on(tmp_path: Path) -> None:
+def test_a_fifo_in_place_of_the_cache_file_is_not_waited_on(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "tree")
     assert _ms_migrate("check", "--target-version", "2.8", str(tree)).returncode == 1
     cache = Path(os.environ["MS_MIGRATE_CACHE_DIR"])
-    for entry in _entries(cache):
-        entry.unlink()
-        os.mkfifo(entry)
-    for state in cache.rglob("files-*"):
-        state.unlink()  # so the entry is looked up, not skipped by the file's unchanged stat
+    run_files = _run_files(cache)
+    assert run_files
+    for run_file in run_files:
+        run_file.unlink()
+        os.mkfifo(run_file)
     assert _ms_migrate("check", "--target-version", "2.8", str(tree)).returncode == 1
 
 

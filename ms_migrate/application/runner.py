@@ -397,7 +397,7 @@ class _Run:
             self.digests.setdefault(key, known.digest)
             self.now_known[key] = known
             return FileOutcome(path)
-        found = self.cache.load(path, known.digest)
+        found = self.cache.load(key, known.digest)
         if found is None or (found[0].after is not None and self.texts):
             return None
         self.digests.setdefault(key, known.digest)
@@ -465,15 +465,15 @@ class _Run:
     def state(self) -> RunState:
         """Every file of the run with its digest (as ``ProjectIndex`` reads them: following links);
         the files not read yet are read now."""
+        keys = {}
         for path in self.project_paths:
-            if os.path.abspath(path) not in self.digests:
+            key = keys[path] = os.path.abspath(path)
+            if key not in self.digests:
                 try:
                     self._note(path, sources.read_guarded(path, follow_links=True)[0])
                 except sources.SourceError:
                     self._note(path, b"")
-        return RunState(
-            {os.path.abspath(path): self.digests[os.path.abspath(path)] for path in self.project_paths}
-        )
+        return RunState({key: self.digests[key] for key in keys.values()})
 
     @cached_property
     def changes(self) -> Changes:
@@ -500,11 +500,10 @@ class _Run:
         if self.cache is None:
             return
         known = "state" in self.__dict__  # read, or needed, by this run
-        if known and (self.before is None or self.before.id != self.state.id):
-            self.cache.store_state(self.state)
+        changed = known and (self.before is None or self.before.id != self.state.id)
         merged = {**self.known, **self.now_known}  # a run over part of the tree keeps the rest
-        if merged != self.known:
-            self.cache.store_files(merged)
+        files = merged if merged != self.known else None
+        self.cache.save(self.state if changed else None, files, seen=self.now_known.keys())
 
 
 def upgrade_files(

@@ -3,14 +3,16 @@
 A file's result (its diagnostics and its fixed text) depends on its bytes; on the run's settings
 (the tool's code, the target, the kinds of rules run, ``select``, ``ignore``, per-file ignores);
 and, for most MS101 sites, on other files of the run (the network class a train step is built
-with, see ``analysis.project``). Each file has one entry per settings, named by a digest of the
-settings and the file's absolute path, which holds the digest of the bytes it was made from. A
-result that read other files also holds what it read of them (``Dependencies``), and the run
-state (every file's digest) it was last known to hold in. Each run keeps its state, so the next
-one knows which files changed since: such a result is reused unless a file it read changed, a
-changed file now instantiates a class it looked for, or files were added or removed where it
-matched an import against the run's paths. Editing one file of a model zoo thus redoes that file
-and the train steps that depend on it, not every train step of the zoo.
+with, see ``analysis.project``). The runs with one settings digest keep one file, named by it,
+read once at the start of a run and written once at its end: one signed read where a rerun over
+a model zoo read one entry per file with findings (3,820 of them). It holds each file's result
+(by absolute path) with the digest of the bytes it was made from. A result that read other files
+also holds what it read of them (``Dependencies``), and the run state (every file's digest) it was
+last known to hold in. The file keeps the run state too, so the next run knows which files
+changed since: such a result is reused unless a file it read changed, a changed file now
+instantiates a class it looked for, or files were added or removed where it matched an import
+against the run's paths. Editing one file of a model zoo thus redoes that file and the train
+steps that depend on it, not every train step of the zoo.
 
 A run also keeps, per settings, each file's ``lstat`` signature (size, modification and change
 times, inode) with the digest of its bytes and whether no rule's prefilter matched them. A rerun
@@ -18,15 +20,15 @@ does not read a file whose signature is unchanged unless its text is needed (a r
 rewrites it): the change time is set by the kernel on every write and cannot be restored, so a
 file rewritten at its old size and modification time still reads as changed.
 
-Entries live in ``.ms_migrate_cache/`` at the project root (beside the nearest
+The files live in ``.ms_migrate_cache/`` at the project root (beside the nearest
 ``pyproject.toml``, else in the working directory), which holds a ``.gitignore`` of ``*`` as
 ruff's cache does. They are JSON, not pickle: a cache directory that came with a checkout must
 not be able to run code. Nor may it put text into a source file, or hide a finding: each file of
 the cache starts with a keyed BLAKE2b digest of its name and contents, under a key kept outside
 every repository (``$XDG_CACHE_HOME/ms-migrate/cache-key``, made once per user, mode 0600), and a
 file whose digest does not match is a miss. A write is atomic (a temporary file, then
-``os.replace``), so a reader never sees half an entry, and an entry that cannot be read or
-decoded is a miss, never an error. Like ``sources``, this module touches the filesystem, but only
+``os.replace``), so a reader never sees half a file, and a file or an entry that cannot be
+read or decoded is a miss, never an error. Like ``sources``, this module touches the filesystem, but only
 its own directory and its key.
 """
 
@@ -42,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ms_migrate import __version__
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
@@ -200,6 +202,9 @@ class CachedResult:
     locations: dict[int, str] = field(default_factory=dict)  # notebook lines as "cell N:M"
 
 
+Kept = tuple[CachedResult, Optional[Dependencies]]  # a result, and what it read of other files
+
+
 class CorruptEntry(ValueError):
     pass
 
@@ -263,8 +268,9 @@ def _read_json(path: Path) -> Any:
 
 @dataclass
 class Cache:
-    """The entries for one settings digest under ``directory``; ``hits`` and ``stored`` count
-    this run's reads and writes."""
+    """What the runs with one settings digest keep under ``directory``: one signed file, read
+    once and written once per run (see ``save``); ``hits`` and ``stored`` count this run's
+    reuses and new results."""
 
     directory: Path
     settings: str
@@ -272,68 +278,90 @@ class Cache:
     stored: int = 0
     _writable: bool = True
     _made: set[Path] = field(default_factory=set)
+    _results: dict[str, Any] = field(default_factory=dict)  # this run's new entries, by absolute path
+    _reused: set[str] = field(default_factory=set)  # the kept entries this run read
 
-    def _entry(self, path: Path) -> Path:
-        key = content_digest(f"{self.settings}\0{os.path.abspath(path)}".encode("utf-8", "surrogateescape"))
-        return self.directory / __version__ / key[:2] / key[2:]
+    def _file(self) -> Path:
+        return self.directory / __version__ / f"run-{self.settings}"
 
-    def load(self, path: Path, digest: str) -> Optional[tuple[CachedResult, Optional[Dependencies]]]:
-        """The entry of ``path`` if it was made from bytes with ``digest``, and what it read of
-        other files (None: nothing); None when there is no usable entry."""
+    @cached_property
+    def _kept(self) -> dict[str, Any]:
+        """The file the last run kept: its run state, what it knew of each file by its ``lstat``,
+        and each file's result, as JSON (empty when there is none, or none to trust)."""
         try:
-            data = _read_json(self._entry(path))
+            data = _read_json(self._file())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        parts = ("state", "files", "results")
+        return {part: data[part] for part in parts if isinstance(data.get(part), dict)}
+
+    def load(self, path: Union[Path, str], digest: str) -> Optional[Kept]:
+        """The result of ``path`` (a str: already absolute) if it was made from bytes with
+        ``digest``, and what it read of other files (None: nothing); None when there is no
+        usable entry."""
+        try:
+            key = path if isinstance(path, str) else os.path.abspath(path)
+            data = self._kept.get("results", {}).get(key)
             if not isinstance(data, dict) or data.get("digest") != digest:
                 return None
-            return _decode(data), _decode_dependencies(data["project"])
-        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
-            return None  # no entry, or a corrupt one: the file is processed, the entry replaced
+            found = _decode(data), _decode_dependencies(data["project"])
+            self._reused.add(key)
+            return found
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return None  # a corrupt entry: the file is processed, the entry replaced
 
     def store(
         self, path: Path, digest: str, result: CachedResult, dependencies: Optional[Dependencies]
     ) -> None:
-        """Keep ``result`` for ``path``; a cache that cannot be written is given up silently."""
+        """Keep ``result`` for ``path`` (written by ``save``)."""
         project = None if dependencies is None else _encode_dependencies(dependencies)
-        self.stored += self._write(
-            self._entry(path), {"digest": digest, "project": project, **_encode(result)}
-        )
-
-    def _files_file(self) -> Path:
-        return self.directory / __version__ / f"files-{self.settings}"
+        self._results[os.path.abspath(path)] = {"digest": digest, "project": project, **_encode(result)}
+        self.stored += 1
 
     def load_files(self) -> dict[str, KnownFile]:
         """What the last run with these settings knew of each file by its ``lstat`` (empty if
         nothing can be read)."""
         try:
-            data = _read_json(self._files_file())
             return {
                 path: KnownFile(signature, digest, bool(clean))
-                for path, (signature, digest, clean) in data.items()
+                for path, (signature, digest, clean) in self._kept.get("files", {}).items()
                 if isinstance(path, str) and isinstance(signature, str) and isinstance(digest, str)
             }
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError, AttributeError):
             return {}
-
-    def store_files(self, files: dict[str, KnownFile]) -> None:
-        data = {path: [known.signature, known.digest, int(known.clean)] for path, known in files.items()}
-        self._write(self._files_file(), data)
-
-    def _state_file(self) -> Path:
-        return self.directory / __version__ / f"state-{self.settings}"
 
     def load_state(self) -> Optional[RunState]:
         """The run state the last run with these settings kept; None if there is none to read."""
-        try:
-            data = _read_json(self._state_file())
-            if not isinstance(data, dict) or not all(
-                isinstance(key, str) and isinstance(value, str) for key, value in data.items()
-            ):
-                return None
-            return RunState(data)
-        except (OSError, ValueError):
+        data = self._kept.get("state")
+        if not data or not all(isinstance(text, str) for pair in data.items() for text in pair):
             return None
+        return RunState(data)
 
-    def store_state(self, state: RunState) -> None:
-        self._write(self._state_file(), state.digests)
+    def save(
+        self, state: Optional[RunState], files: Optional[dict[str, KnownFile]], seen: Iterable[str] = ()
+    ) -> None:
+        """Keep this run's new results, with its run state and what it knows of each file by its
+        ``lstat`` where they changed (None: as the last run kept them), in one file written at
+        once. Of the results kept before, those of files this run did not see stay, and of those
+        it saw (``seen``, absolute paths) the ones it read: a file fixed or emptied since loses
+        its old entry. Nothing is written when nothing changed; a cache that cannot be written is
+        given up silently. Of two runs at once, the last to finish keeps its file: the other's
+        new results are only lost work."""
+        kept = self._kept
+        old = kept.get("results", {})
+        stale = {path for path in seen if path in old and path not in self._reused}
+        if state is None and files is None and not self._results and not stale:
+            return
+        data = {
+            "state": kept.get("state", {}) if state is None else state.digests,
+            "files": kept.get("files", {})
+            if files is None
+            else {path: [known.signature, known.digest, int(known.clean)] for path, known in files.items()},
+            "results": {**{path: entry for path, entry in old.items() if path not in stale}, **self._results},
+        }
+        self._write(self._file(), data)
 
     def _write(self, path: Path, data: Any) -> bool:
         if not self._writable:
@@ -446,6 +474,9 @@ def _str(value: Any) -> str:
     return value
 
 
+_SEVERITIES = {severity.value: severity for severity in Severity}  # a dict: Enum's call is slow
+
+
 def _decode(data: dict[str, Any]) -> CachedResult:
     fixes = [
         Fix(
@@ -465,7 +496,7 @@ def _decode(data: dict[str, Any]) -> CachedResult:
             _int(col),
             (_int(end_line), _int(end_col)),
             _str(message),
-            Severity(severity),
+            _SEVERITIES[severity],
             None if fix is None else fixes[_int(fix)],
             None if replacement is None else _str(replacement),
             _bool(pending),

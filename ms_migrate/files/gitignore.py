@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Optional
 
 _GLOB = re.compile(r"[*?\[\\]")
@@ -68,8 +69,8 @@ class IgnoreFile:
         above = self._above.get(head)
         if above is None:
             above = self._above[head] = self._folder_matches(head) if head else {}
-        matches = dict(above)
-        self._add_component(matches, name, relative, a_dir=is_dir, priority=1 if is_dir else 2)
+        own: dict[int, tuple[bool, int]] = {}  # what matches the entry itself
+        self._add_component(own, name, relative, a_dir=is_dir, priority=1 if is_dir else 2)
         if self.globs is not None:
             text = relative + "/" if is_dir else relative
             if self.any_glob is None or self.any_glob.search(_normalized(text)):
@@ -77,9 +78,15 @@ class IgnoreFile:
                     match = pattern.match_file(text) if pattern.include is not None else None
                     if match is not None:
                         priority = 1 if match.match.groupdict().get(_DIR_MARK) else 2
-                        matches[self.glob_index[position]] = (pattern.include, priority)
-        if not matches:
-            return None
+                        own[self.glob_index[position]] = (pattern.include, priority)
+        if not own:
+            if not above:
+                return None
+            matches = above
+        else:
+            # An index in both is one pattern: the entry's own match is of the same or a higher
+            # priority than the folders' (all 1), so it stands.
+            matches = {**above, **own} if above else own
         # A match on the path itself outranks one through a folder above it; of equals, the last.
         index = max(matches, key=lambda index: (matches[index][1], index))
         return matches[index][0]
@@ -99,20 +106,22 @@ class IgnoreFile:
         """Record in ``matches`` the literal patterns that match one component of a path: ``part``
         its name, ``prefix`` the path up to it. A pattern already recorded at a higher priority
         keeps it; the same key's earlier patterns match alike, and lose to its last."""
-        keys = [(self.names, part, False)]
-        if a_dir:
-            keys.append((self.names, part, True))
-        if self.suffixes:
-            for suffix in _suffixes(part, self.longest_suffix):
-                keys.append((self.suffixes, suffix, False))
-                if a_dir:
-                    keys.append((self.suffixes, suffix, True))
-        if self.paths:
-            keys.append((self.paths, prefix, False))
+        names, suffixes, paths = self.names, self.suffixes, self.paths
+        found = []
+        if names:
+            found.append(names.get((part, False)))
             if a_dir:
-                keys.append((self.paths, prefix, True))
-        for table, key, dir_only in keys:
-            hits = table.get((key, dir_only))
+                found.append(names.get((part, True)))
+        if suffixes:
+            for suffix in _suffixes(part, self.longest_suffix):
+                found.append(suffixes.get((suffix, False)))
+                if a_dir:
+                    found.append(suffixes.get((suffix, True)))
+        if paths:
+            found.append(paths.get((prefix, False)))
+            if a_dir:
+                found.append(paths.get((prefix, True)))
+        for hits in found:
             if hits:
                 index, include = hits[-1]
                 if matches.get(index, (include, 0))[1] < priority:
@@ -202,8 +211,16 @@ def _any_pattern(spec: object) -> Optional[re.Pattern[str]]:
 def _normalized(relative: str) -> str:
     """The path as ``PathSpec.check_file`` matches it (already so unless it starts with `/` or
     `./`, or the system has a separator besides `/`)."""
-    from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
-
-    if not NORMALIZE_PATH_SEPS and not relative.startswith(("/", "./")):
+    if not relative.startswith(("/", "./")) and not _separators():
         return relative
+    from pathspec.util import normalize_file
+
     return normalize_file(relative)
+
+
+@cache
+def _separators() -> bool:
+    """Whether this system writes paths with a separator besides `/` (pathspec normalises it)."""
+    from pathspec.util import NORMALIZE_PATH_SEPS
+
+    return bool(NORMALIZE_PATH_SEPS)

@@ -151,6 +151,7 @@ class _GitIgnores:
     def __init__(self, root: Path) -> None:
         # (folder, the folder as text ending in "/", its patterns as one matcher)
         self.specs: list[tuple[str, str, IgnoreFile]] = []
+        self._by_folder: dict[str, tuple[int, list[tuple[IgnoreFile, str]]]] = {}
         parents: list[Path] = []
         for folder in (root, *root.parents):
             parents.append(folder)
@@ -186,9 +187,26 @@ class _GitIgnores:
             return False
         if entry.is_symlink():
             real = Path(os.path.join(here, entry.name)).resolve().as_posix()
-        else:
-            real = f"{real_here}/{entry.name}" if real_here != "/" else f"/{entry.name}"
-        return self.ignored(real, is_dir)
+            return self.ignored(real, is_dir)
+        decision = None
+        # Every entry of a folder has the same .gitignore files above it: found once per folder.
+        for matcher, folder_relative in self._applying(real_here):
+            result = matcher.decide(folder_relative + entry.name, is_dir)
+            if result is not None:
+                decision = result
+        return bool(decision)
+
+    def _applying(self, real_folder: str) -> list[tuple[IgnoreFile, str]]:
+        """The matchers whose folder is ``real_folder`` or above it, outermost first, each with
+        the folder's path relative to its own (ending in "/", or empty)."""
+        found = self._by_folder.get(real_folder)
+        if found is None or found[0] != len(self.specs):  # a .gitignore met since: made again
+            text = real_folder.rstrip("/") + "/"
+            applying = [
+                (matcher, text[len(prefix) :]) for _, prefix, matcher in self.specs if text.startswith(prefix)
+            ]
+            found = self._by_folder[real_folder] = (len(self.specs), applying)
+        return found[1]
 
     def ignored(self, text: str, is_dir: bool) -> bool:
         """As git decides for a resolved path written with forward slashes: the deepest
@@ -311,14 +329,18 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
         unreadable: list[Path] = []
         for directory, folders, files in _walk(top, unreadable):
             real_here = real_folders.pop(directory, None) or Path(directory).resolve().as_posix()
-            if directory != top and any(entry.name == ".gitignore" for entry in files):
-                ignores.add(Path(real_here))
+            if directory != top:
+                names = {entry.name: entry for entry in files}
+                if "pyvenv.cfg" in names and _is_file(names["pyvenv.cfg"]):  # a virtualenv: left
+                    folders.clear()
+                    continue
+                if ".gitignore" in names:
+                    ignores.add(Path(real_here))
             kept = [
                 entry
                 for entry in folders
                 if entry.name not in SKIPPED_DIRECTORIES
                 and not entry.name.endswith(".egg-info")
-                and not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))  # a virtualenv
                 and not (excludes and excluded(Path(entry.path), excludes))
                 and not ignores.ignored_in(directory, real_here, entry, is_dir=True)
             ]
@@ -340,6 +362,13 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
                     yield path
         # Reported by read_source ("a directory that cannot be read"), after the readable files.
         yield from (directory for directory in unreadable if directory not in seen)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()  # through a link, as os.path.isfile
+    except OSError:
+        return False
 
 
 def walk_order(path: Path) -> tuple[tuple[int, str], ...]:

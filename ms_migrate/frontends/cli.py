@@ -1103,8 +1103,9 @@ class _CheckCounts:
 
     @classmethod
     def of(cls, records: list[Record], summary: Summary) -> _CheckCounts:
-        modernisable = [record for record in records if record.diagnostic.code in rewriters()]
-        left = rewriters() | set(all_reasons()) | set(all_notes())
+        rewritten = rewriters()
+        modernisable = [record for record in records if record.diagnostic.code in rewritten]
+        left = rewritten | set(all_reasons()) | set(all_notes())
         return cls(
             modernisable=len(modernisable),
             files_with=len({record.path for record in modernisable}),
