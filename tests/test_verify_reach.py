@@ -488,6 +488,24 @@ def test_the_sensitivity_of_a_sens_param_grad_is_not_a_network_input() -> None:
     assert (plan.network_inputs, plan.outputs) == (2, 2)
 
 
+def test_only_a_grad_passes_its_arguments_on_to_the_network() -> None:
+    """`f = self.grad_op(self.net)` then `f(x, sens)` gives the network x; `wrapped =
+    WithLoss(self.net, loss)` then `wrapped(x, y)` gives another cell two inputs, which say
+    nothing of the network's: the probe keeps the one input the step's own grad call shows."""
+    wrapped = SENS_STEP.replace(
+        "        gradient_function = self.grad_op(self.net)\n",
+        "        gradient_function = self.grad_op(self.net)\n"
+        "        wrapped = nn.WithLossCell(self.net, nn.MSELoss())\n"
+        "        wrapped(x, x, x)\n",
+    )
+    (plan,) = differing_sites(wrapped, migrate_text(wrapped, Version(2, 8)).text)
+    assert (plan.network_inputs, plan.problem) == (1, "")
+    # Named like a grad, a project's own maker is followed as before.
+    own = SENS_STEP.replace("self.grad_op", "self.my_grad_fn")
+    (plan,) = differing_sites(own, migrate_text(own, Version(2, 8)).text)
+    assert (plan.network_inputs, plan.problem) == (1, "")
+
+
 @pytest.mark.mindspore
 def test_a_sens_param_step_of_a_tutorial_is_proven_in_both_modes(tmp_path: Path) -> None:
     before, after = upgraded(SENS_STEP, tmp_path, target="2.8")

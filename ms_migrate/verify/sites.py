@@ -231,7 +231,9 @@ def _defaulted_inputs(arguments: ast.arguments, calls: list[list[ast.expr]]) -> 
 
 def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.expr]]:
     """Argument lists the network receives: `self.net(a, b)`, `grad(self.net, ...)(a, b)`, and
-    `f = grad(self.net, ...)` then `f(a, b)`.
+    `f = grad(self.net, ...)` then `f(a, b)`. Only a call named like a grad makes a function
+    that passes its arguments on to the network: `wrapped = WithLoss(self.net, loss)`, then
+    `wrapped(x, y)`, is another cell, whose inputs are not the network's.
 
     The last argument of a grad function made with `sens_param=True` (`ms.grad(self.net,
     sens_param=True)(x, sens)`, or `self.grad = GradOperation(sens_param=True)` then
@@ -247,6 +249,7 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call)
+            and _applies_grad(node.value)
             and any(_dotted(arg) == network for arg in node.value.args)
         ):
             grad_functions[node.targets[0].id] = node.value
@@ -257,7 +260,11 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
         if _dotted(node.func) == network:
             direct.append(list(node.args))
             continue
-        if isinstance(node.func, ast.Call) and any(_dotted(arg) == network for arg in node.func.args):
+        if (
+            isinstance(node.func, ast.Call)
+            and _applies_grad(node.func)
+            and any(_dotted(arg) == network for arg in node.func.args)
+        ):
             maker = node.func
         elif isinstance(node.func, ast.Name) and node.func.id in grad_functions:
             maker = grad_functions[node.func.id]
@@ -270,6 +277,13 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
             args = args[:-1]
         through_grad.append(args)
     return direct + through_grad
+
+
+def _applies_grad(call: ast.Call) -> bool:
+    """Whether ``call`` makes a grad function of its arguments: `ms.grad(net)`, `self.grad(net)`,
+    `ops.GradOperation(...)(net)`, a project's `self.grad_fn(net)`: named like a grad."""
+    name = _dotted(call.func).rsplit(".", 1)[-1]
+    return name in GRAD_NAMES or "grad" in name.lower()
 
 
 def _sens_param_set(call: ast.Call) -> bool:
@@ -502,9 +516,7 @@ def _differentiated_parameters(class_def: ast.ClassDef, init: ast.FunctionDef) -
     for node in ast.walk(class_def):
         if not isinstance(node, ast.Call):
             continue
-        name = _dotted(node.func).rsplit(".", 1)[-1]
-        applies_grad = name in GRAD_NAMES or "grad" in name.lower()
-        if applies_grad and node.args and _dotted(node.args[0]) in stored:
+        if _applies_grad(node) and node.args and _dotted(node.args[0]) in stored:
             differentiated.add(stored[_dotted(node.args[0])])
     return differentiated
 
