@@ -236,13 +236,24 @@ def _parameters(listed: Optional[list[list[Any]]]) -> Optional[tuple[Parameter, 
     return tuple((str(name), str(kind), default) for name, kind, default in listed)
 
 
-def _releases_of(spec: str, order: list[str]) -> frozenset[Version]:
-    found: set[Version] = set()
-    for part in spec.split(","):
-        first, _, last = part.partition("-")
-        start, end = order.index(first), order.index(last or first)
-        found.update(Version.parse(release) for release in order[start : end + 1])
-    return frozenset(found)
+class _Spans:
+    """The releases a spec names (`2.7-2.9,2.11`: ranges in the data's order of releases), each
+    spec read once: a few hundred specs stand for tens of thousands of names."""
+
+    def __init__(self, order: list[str]) -> None:
+        self.versions = tuple(Version.parse(release) for release in order)
+        self.position = {release: index for index, release in enumerate(order)}
+        self.known: dict[str, frozenset[Version]] = {}
+
+    def __call__(self, spec: str) -> frozenset[Version]:
+        found = self.known.get(spec)
+        if found is None:
+            releases: set[Version] = set()
+            for part in spec.split(","):
+                first, _, last = part.partition("-")
+                releases.update(self.versions[self.position[first] : self.position[last or first] + 1])
+            found = self.known[spec] = frozenset(releases)
+        return found
 
 
 def _load_json(name: str) -> Optional[dict[str, Any]]:
@@ -259,23 +270,21 @@ def api_facts() -> Optional[ApiFacts]:
     if data is None:
         return None
     order = list(data["releases"])
+    spans = _Spans(order)
     modules: dict[str, frozenset[Version]] = {}
     names: dict[str, frozenset[Version]] = {}
-    parsed: dict[str, frozenset[Version]] = {}
     for module, entry in data["modules"].items():
-        modules[module] = parsed.setdefault(entry["in"], _releases_of(entry["in"], order))
+        modules[module] = spans(entry["in"])
         for spec, short_names in entry["names"].items():
-            releases = parsed.setdefault(spec, _releases_of(spec, order))
+            releases = spans(spec)
             for short in short_names:
                 names[f"{module}.{short}"] = releases
     for owner, by_spec in data.get("members", {}).items():  # a class's members, as names of it
         for spec, short_names in by_spec.items():
-            releases = parsed.setdefault(spec, _releases_of(spec, order))
+            releases = spans(spec)
             names.update((f"{owner}.{short}", releases) for short in short_names)
     signatures = {
-        dotted: tuple(
-            (_releases_of(spec, order), _parameters(parameters)) for spec, parameters in by_spec.items()
-        )
+        dotted: tuple((spans(spec), _parameters(parameters)) for spec, parameters in by_spec.items())
         for dotted, by_spec in data.get("signatures", {}).items()
     }
     moves_data = _load_json("releases/moves.json") or {"moves": []}
@@ -292,10 +301,10 @@ def api_facts() -> Optional[ApiFacts]:
             proven[key] = item["result"]
         if item["result"] == "equal":
             keywords[key] = keywords.get(key, frozenset()) | frozenset(item.get("keywords", ()))
-    releases = tuple(Version.parse(release) for release in order)
+    releases = spans.versions
     labels = {Version.parse(release): label for release, label in data["releases"].items()}
     probes = {
-        name: tuple((_releases_of(spec, order), answer) for spec, answer in by_spec.items())
+        name: tuple((spans(spec), answer) for spec, answer in by_spec.items())
         for name, by_spec in data.get("probes", {}).items()
     }
     return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes, keywords)

@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import dotted_name
@@ -175,8 +175,7 @@ class Missing:
             for module, listed in (match.groups() for match in at_line_starts(_FROM_IMPORT, text))
             for item in listed.split(",")
         ]
-        after_dot = [(match.start(), match.group(1)) for match in self._after_dot.finditer(text)]
-        candidates = {word for _, word in after_dot}.union(name for _, name in imported)
+        candidates = set(_AFTER_DOT.findall(text)).union(name for _, name in imported)
         present: dict[str, bool] = {}  # the same few parts (`mindspore`, `ops`) for most words
 
         def written(part: str) -> bool:
@@ -196,7 +195,8 @@ class Missing:
             return True
         aliases: Optional[dict[str, set[str]]] = None
         owners: set[tuple[str, str]] = set()
-        for start, word in after_dot:
+        for match in _AFTER_DOT.finditer(text):
+            start, word = match.start(), match.group(1)
             owner = _OWNER.search(text, max(0, start - 100), start) if word in words else None
             if owner is None or (owner.group(1), word) in owners:
                 continue
@@ -209,14 +209,13 @@ class Missing:
                 return True
         return False
 
-    @cached_property
-    def _after_dot(self) -> re.Pattern[str]:
-        """A missing name's last part after a dot: one pattern for them all, a trie of their
-        letters (an alternation of 700 words would try each at every dot)."""
-        return re.compile(rf"\.\s*({_trie_pattern(self.spellings)})\b")
-
 
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
+
+# A word after a dot: `findall` of every one, then one set intersection with the missing names'
+# last parts. A trie of those parts as one pattern scanned about as fast, but compiling it cost
+# each process 0.1 to 0.2 s before its first file (a one-file check paid it whole).
+_AFTER_DOT = re.compile(r"\.\s*(\w+)")
 
 
 # The patterns start with a word, so a scan jumps from one to the next; where its line starts
@@ -239,26 +238,6 @@ def _aliases(text: str) -> dict[str, set[str]]:
 
 # `from a.b.module import x, y as z` (on one line, or in parentheses): module's last part, the list
 _FROM_IMPORT = re.compile(r"from[ \t]+[\w.]*?(\w+)[ \t]+import\b([ \t]*\([^)]*\)|[^\n(]*)")
-
-
-def _trie_pattern(words: Iterable[str]) -> str:
-    """A regular expression that matches exactly ``words``, as a trie of their characters."""
-    trie: dict[str, dict] = {}
-    for word in words:
-        node = trie
-        for character in word:
-            node = node.setdefault(character, {})
-        node[""] = {}
-
-    def pattern(node: dict[str, dict]) -> str:
-        branches = [re.escape(letter) + pattern(rest) for letter, rest in sorted(node.items()) if letter]
-        if not branches:
-            return ""
-        if "" in node:
-            return "(?:{})?".format("|".join(branches))
-        return branches[0] if len(branches) == 1 else "(?:{})".format("|".join(branches))
-
-    return pattern(trie)
 
 
 _OWNER = re.compile(r"(\w+)\s*$")
