@@ -1192,3 +1192,78 @@ def test_verify_names_a_removed_mindspore_import_for_what_it_is(tmp_path: Path) 
     assert result.exit_code == 2, result.output
     assert "BEFORE raised at import: ImportError" in result.output
     assert "has no mindspore._checkparam.Validator, which a release removed or moved" in result.output
+
+
+GRADIENT_PENALTY = """\
+import numpy as np
+import mindspore as ms
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+def mixing_weight(batch_size):
+    return ms.Tensor(np.random.randn(batch_size, 1, 1, 1), ms.float32)
+
+
+class CriticOnInput(nn.Cell):
+    def __init__(self, critic):
+        super().__init__()
+        self.critic = critic
+
+    def construct(self, mixed):
+        score, _ = self.critic(mixed)
+        return ops.ReduceSum()(score, 0)
+
+
+class Penalty(nn.Cell):
+    def __init__(self, critc):
+        super().__init__()
+        self.critc = critc
+        self.on_input = CriticOnInput(critc)
+        self.gradient = ops.GradOperation()
+
+    def construct(self, real, fake):
+        alpha = mixing_weight(real.shape[0]).expand_as(real)
+        mixed = real + alpha * (ops.stop_gradient(fake) - real)
+        grads = self.gradient(self.on_input)(mixed)
+        norms = ops.sqrt(ops.ReduceSum()(ops.reshape(grads, (real.shape[0], -1)) ** 2, 1))
+        return ops.ReduceMean()((norms - 1.0) ** 2)
+"""
+
+
+def test_a_network_reached_through_a_cell_the_step_wraps_it_in_is_planned_by_that_cell() -> None:
+    """A WGAN-GP gradient penalty differentiates `CriticOnInput(critic)`, which unpacks two
+    outputs of the critic it wraps: the parameter (misspelt, so its name says nothing) is the
+    network, of one input and two outputs, and the step's two inputs are both images."""
+    (plan,) = differing_sites(GRADIENT_PENALTY, migrate_text(GRADIENT_PENALTY, Version(2, 8)).text)
+    assert (plan.arguments, plan.network_inputs, plan.outputs, plan.problem) == (("network",), 1, 2, "")
+
+
+@pytest.mark.mindspore
+def test_a_gradient_penalty_on_images_is_proven_and_a_wrong_rewrite_of_it_differs(tmp_path: Path) -> None:
+    """Its mixing weight is (batch, 1, 1, 1), expanded as the images: on the (6, 4) features the
+    original fails, on image-shaped ones it runs, and the report says which it ran on."""
+    before, after = upgraded(GRADIENT_PENALTY, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("Penalty", mode)]
+        assert row["verdict"] == "equal" and "image-shaped inputs (6, 1, 2, 2)" in row["detail"], data
+    after.write_text(after.read_text().replace("(mixed)\n", "(mixed * 2.0)\n"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert rows(data)[("Penalty", "pynative")]["verdict"] == "differs", data
+
+
+@pytest.mark.mindspore
+def test_a_step_that_draws_at_random_is_not_called_different(tmp_path: Path) -> None:
+    """`ops.UniformReal` in the step draws anew in every run whatever the seed (MindSpore keeps a
+    random operator's state from one instance to the next): BEFORE against itself differs, so
+    an exact rewrite must not be called `differs`; it is "could not run", with the reason."""
+    random = GRADIENT_PENALTY.replace(
+        "alpha = mixing_weight(real.shape[0]).expand_as(real)",
+        "alpha = ops.UniformReal()((1, 1, 1, 1))",
+    )
+    before, after = upgraded(random, tmp_path, target="2.8")
+    _, data = verify_json(before, after, "--mode", "pynative")
+    row = rows(data)[("Penalty", "pynative")]
+    assert row["verdict"] == "could not run" and "BEFORE gives other numbers" in row["reason"], data

@@ -222,7 +222,7 @@ CANNOT_DRIVE = (
 def _automatic(outcome: Outcome) -> Outcome:
     """An automatic harness's NOT_RUN always means BEFORE failed on the probe: the probe did not fit
     the step, which is no fault of the code or the rewrite. Say what to do; keep the error."""
-    if outcome.verdict is not Verdict.NOT_RUN or outcome.reason.startswith(NO_KERNEL):
+    if outcome.verdict is not Verdict.NOT_RUN or outcome.reason.startswith((NO_KERNEL, BEFORE_VARIES)):
         return outcome
     return Outcome(Verdict.NOT_RUN, CANNOT_DRIVE, outcome.steps, detail=outcome.reason)
 
@@ -469,12 +469,45 @@ def _cell_site(
     project_module: Optional[Callable[[str], ModuleType]] = None,
 ) -> Outcome:
     """A train step on every probe variant, once per optimizer; a network-only grad Cell likewise
-    without an optimizer. The row is the worst of them, named by the variant that decided it."""
+    without an optimizer. The row is the worst of them, named by the variant that decided it.
+    Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``):
+    a step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions."""
+    outcomes = _probe_outcomes(site, context, modules, image=False)
+    on_images: list[tuple[str, Outcome]] = []
+    if all(_probe_did_not_fit(outcome) for _, outcome in outcomes):
+        on_images = _probe_outcomes(site, context, modules, image=True)
+        if all(_probe_did_not_fit(outcome) for _, outcome in on_images):
+            on_images = []
+    if on_images:
+        combined = _combine(on_images)
+        if combined.verdict is Verdict.EQUAL:
+            combined.detail = f"ran on image-shaped inputs {probe.IMAGE}"
+        return combined
+    # Not across two runtimes: their BatchNorms update the moving variance differently (see
+    # probe.PortableBatchNorm), which says nothing about a rewrite.
+    fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
+    if site.get("network_builder") and fits and not context.portable:
+        own = _project_network_site(site, context, modules, project_module)
+        if own.verdict is not Verdict.NOT_RUN:
+            own.harness = f"train step: the project's {site['network_builder']}(), Momentum"
+            return own
+        combined = _combine(outcomes)
+        combined.reason += f"; on the project's {site['network_builder']}(): {own.reason}"
+        return combined
+    return _combine(outcomes)
+
+
+def _probe_outcomes(
+    site: dict, context: Context, modules: dict[str, ModuleType], image: bool
+) -> list[tuple[str, Outcome]]:
+    """Each probe variant's outcome, by the variant's name (see ``_cell_site``). On images the
+    first variant that BEFORE fails on ends the try: the shape did not fit either."""
     outcomes = []
     optional: list[tuple[str, Outcome]] = []
+    shape = f"image-shaped inputs {probe.IMAGE}" if image else ""
     for variant, kind, set_grad, optimizers in _variants(site):
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
-            traces = {}
+            traces, builds = {}, {}
             for label in LABELS:
 
                 def build(
@@ -498,34 +531,48 @@ def _cell_site(
                         site["arguments"], network, optimizer_kind, site.get("optimizer_extras", False)
                     )
                     cell = cls(*arguments)
-                    inputs = probe.seeded_inputs(site["inputs"], context.seed)
+                    label_too = image and site["network_inputs"] == 1  # not the network's label
+                    inputs = probe.seeded_inputs(site["inputs"], context.seed, image, label_too)
                     return cell, inputs, collect_state([*sources, cell])
 
-                key = f"cell {variant} {optimizer_kind}"
+                key = " ".join(filter(None, ["cell", variant, optimizer_kind, "image" if image else ""]))
+                builds[label] = build
                 traces[label] = context.trace(
                     key, label, lambda build=build: run_steps(build, context.steps, context.describe)
                 )
             outcome = compare_traces(traces["before"], traces["after"], *context.tolerance)
-            named = (", ".join(filter(None, [variant, optimizer_kind])), outcome)
+            if outcome.verdict is Verdict.DIFFERS and not context.portable:
+                outcome = _unless_before_varies(outcome, traces["before"], builds["before"], context)
+            named = (", ".join(filter(None, [variant, optimizer_kind, shape])), outcome)
             (optional if kind in OPTIONAL_KINDS else outcomes).append(named)
+            if image and kind not in OPTIONAL_KINDS and _probe_did_not_fit(outcome):
+                return outcomes
     # An optional variant that BEFORE fails on says nothing about the rewrite: leave it out.
-    outcomes += [named for named in optional if named[1].verdict is not Verdict.NOT_RUN]
-    # Not across two runtimes: their BatchNorms update the moving variance differently (see
-    # probe.PortableBatchNorm), which says nothing about a rewrite.
-    fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
-    if site.get("network_builder") and fits and not context.portable:
-        own = _project_network_site(site, context, modules, project_module)
-        if own.verdict is not Verdict.NOT_RUN:
-            own.harness = f"train step: the project's {site['network_builder']}(), Momentum"
-            return own
-        combined = _combine(outcomes)
-        combined.reason += f"; on the project's {site['network_builder']}(): {own.reason}"
-        return combined
-    return _combine(outcomes)
+    return outcomes + [named for named in optional if named[1].verdict is not Verdict.NOT_RUN]
+
+
+BEFORE_VARIES = (
+    "BEFORE gives other numbers when it runs again on the same probe (a random operator in the "
+    "step that no seed reaches, such as ops.UniformReal), so a difference says nothing about the rewrite"
+)
+
+
+def _unless_before_varies(
+    outcome: Outcome, before: Trace, build: Callable[[], tuple], context: Context
+) -> Outcome:
+    """A difference stands only if BEFORE, run again the same way, gives its own numbers: MindSpore's
+    random operators keep their state from one instance to the next within a process, so a step
+    that draws at random (a gradient penalty's mixing weight) draws anew each time, whatever
+    the seed, and any two runs differ."""
+    again = run_steps(build, context.steps, context.describe)
+    if compare_traces(before, again, *context.tolerance).verdict is Verdict.EQUAL:
+        return outcome
+    return Outcome(Verdict.NOT_RUN, BEFORE_VARIES, outcome.steps, detail=outcome.reason)
 
 
 def _probe_did_not_fit(outcome: Outcome) -> bool:
-    return outcome.verdict is Verdict.NOT_RUN and not outcome.reason.startswith(NO_KERNEL)
+    """BEFORE failed on the probe: not for want of a CPU kernel, nor because it ran and varied."""
+    return outcome.verdict is Verdict.NOT_RUN and not outcome.reason.startswith((NO_KERNEL, BEFORE_VARIES))
 
 
 def _project_network_site(
@@ -741,8 +788,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
         exited = getattr(modules, "exited", ())
         details += [EXITED.format(", ".join(exited))] if exited else []
-        if details:
-            result["detail"] = "; ".join(details)
+        if details:  # after what the harness said of the run (the project's network, images)
+            result["detail"] = "; ".join(filter(None, [result.get("detail"), *details]))
     if context.records_only:
         result["recorded"] = context.recording
     return result

@@ -29,6 +29,9 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 
 BATCH, FEATURES, TARGETS = 6, 4, 2
+# Features as images (batch, channels, height, width) for a step that needs them (a gradient
+# penalty mixing real and fake images by a (batch, 1, 1, 1) weight): FEATURES numbers each.
+IMAGE = (BATCH, 1, 2, 2)
 LEARNING_RATE, MOMENTUM = 0.05, 0.9
 OPTIMIZERS = ("SGD", "Momentum")
 
@@ -106,6 +109,8 @@ class _Probe(nn.Cell):
     def finish(self, x, label):
         if label is None:  # the step passes a defaulted input on as it is (`mask=None`)
             label = 0.0
+        if len(x.shape) > 2:  # image-shaped features (IMAGE): the same numbers, flattened
+            x = ops.reshape(x, (x.shape[0], -1))
         out = ops.matmul(x, self.weight) + self.bias
         if self.stateful:
             out = self.drop(self.norm(out))
@@ -265,9 +270,14 @@ def network(
     return net
 
 
-def seeded_inputs(roles: Sequence[str], seed: int) -> tuple[Tensor, ...]:
+def seeded_inputs(
+    roles: Sequence[str], seed: int, image: bool = False, image_label: bool = False
+) -> tuple[Tensor, ...]:
     """One seeded tensor per role: features (6, 4), a label (6, 2), or a scalar loss scale; for a
     "packed" input, the tuple of a feature and a label the step unpacks into its network.
+    ``image``: the features shaped as ``IMAGE``, the same numbers (the probe flattens them);
+    ``image_label``: the label too, where the network is not given it (a gradient penalty's
+    second input is the fake image, not a target).
 
     The scalar is 3.0, not a power of two, so a rewrite that multiplies the gradients by sens
     after the fact rounds differently from one that seeds backprop with it.
@@ -280,9 +290,11 @@ def seeded_inputs(roles: Sequence[str], seed: int) -> tuple[Tensor, ...]:
         elif role == "packed":  # `construct(self, inputs)` then `self.network(*inputs)`
             features = Tensor(rng.randn(BATCH, FEATURES).astype(np.float32))
             made.append((features, Tensor(rng.randn(BATCH, TARGETS).astype(np.float32))))
+        elif role == "label" and not image_label:
+            made.append(Tensor(rng.randn(BATCH, TARGETS).astype(np.float32)))
         else:
-            shape = (BATCH, TARGETS) if role == "label" else (BATCH, FEATURES)
-            made.append(Tensor(rng.randn(*shape).astype(np.float32)))
+            features = rng.randn(BATCH, FEATURES).astype(np.float32)
+            made.append(Tensor(features.reshape(IMAGE) if image else features))
     return tuple(made)
 
 

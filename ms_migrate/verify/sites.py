@@ -377,6 +377,31 @@ def _network_attribute(init: Optional[ast.FunctionDef], network_param: str) -> s
     return "network"
 
 
+def _wrapper_of(
+    init: Optional[ast.FunctionDef], network_param: str, classes: dict[str, ast.ClassDef]
+) -> Optional[tuple[ast.ClassDef, str]]:
+    """A Cell of this file that ``__init__`` builds around the network (`self.penalty =
+    GradientWithInput(discriminator)`), and the attribute it keeps the network in: where the step
+    calls its network only through that Cell, that Cell's calls say what the network takes and
+    returns (a WGAN-GP gradient penalty's `decision, _ = self.discriminator(interpolates)`)."""
+    if init is None:
+        return None
+    for node in ast.walk(init):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        name = _dotted(node.value.func).rsplit(".", 1)[-1]
+        wrapper = classes.get(name)
+        wrapper_init = _method(wrapper, "__init__") if wrapper is not None else None
+        if wrapper is None or wrapper_init is None:
+            continue
+        for position, arg in enumerate(node.value.args):
+            if isinstance(arg, ast.Name) and arg.id == network_param:
+                params = [item.arg for item in [*wrapper_init.args.posonlyargs, *wrapper_init.args.args][1:]]
+                if position < len(params):
+                    return wrapper, _network_attribute(wrapper_init, params[position])
+    return None
+
+
 def _output_count(class_def: ast.ClassDef, network_attribute: str) -> int:
     """How many outputs the network must have for the Cell's own unpacking to work.
 
@@ -508,10 +533,18 @@ def _differentiated_parameters(class_def: ast.ClassDef, init: ast.FunctionDef) -
     network, whatever its name says (DBPN's `loss`, ESRGAN's `psnr`, CGAN's `G_with_loss`)."""
     stored: dict[str, str] = {}
     for node in ast.walk(init):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+        # `self.penalty = GradientWithInput(discriminator)` and `grad(self.penalty)`: the Cell it
+        # wraps (its first argument, as `nn.WithLossCell(net, loss)` takes it) is differentiated.
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args:
+            value: ast.expr = node.value.args[0]
+        elif isinstance(node, ast.Assign):
+            value = node.value
+        else:
+            continue
+        if isinstance(value, ast.Name):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
-                    stored[f"self.{target.attr}"] = node.value.id
+                    stored[f"self.{target.attr}"] = value.id
     differentiated: set[str] = set()
     for node in ast.walk(class_def):
         if not isinstance(node, ast.Call):
@@ -646,6 +679,9 @@ def _plan_cell(
         return SitePlan(name, line, "none", problem=f"construct cannot be seeded: {why}")
     attribute = _network_attribute(init, network_param)
     calls = [args for version in versions for args in _network_calls(version, attribute)]
+    wrapper = None if calls else _wrapper_of(init, network_param, classes)
+    if wrapper is not None:  # the step calls its network only through a Cell it wraps it in
+        calls = _network_calls(*wrapper)
     inputs = _cell_inputs(
         names, calls, set().union(*(_starred_names(version, attribute) for version in versions))
     )
@@ -672,7 +708,12 @@ def _plan_cell(
         "cell",
         inputs=inputs,
         network_inputs=arity,
-        outputs=max(_output_count(version, attribute) for version in versions),
+        outputs=max(
+            [
+                *(_output_count(version, attribute) for version in versions),
+                *([_output_count(*wrapper)] if wrapper else []),
+            ]
+        ),
         optimizer=any(role == "optimizer" or role.startswith("optimizers ") for role in init_given),
         optimizer_extras=_passes_optimizer_more(
             first, init, [param for param, role in zip(params, init_given) if role == "optimizer"]
