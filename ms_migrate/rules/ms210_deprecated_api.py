@@ -745,6 +745,7 @@ _SCREENS: dict[int, tuple[Catalogue, _Screen]] = {}
 # through on the catalogue's word pattern alone, which the rule compiles anyway to find its
 # positions. Either way the rule's own check decides what is reported.
 SCREEN_AFTER_TEXTS = 16
+_WORD = re.compile(r"\w+")  # every catalogue word is made of word characters (an identifier's)
 _texts_asked = 0
 
 
@@ -753,9 +754,9 @@ def may_be_flagged(text: str, catalogue: Catalogue) -> bool:
     global _texts_asked
     _texts_asked += 1
     if _texts_asked <= SCREEN_AFTER_TEXTS:
-        if text.isascii():
-            return catalogue.byte_pattern.search(text.encode("ascii")) is not None
-        return catalogue.pattern.search(text) is not None
+        # A catalogue word as a whole identifier: one of the text's words. Compiling the word
+        # pattern instead (tens of milliseconds) was most of a one-file run's rule time.
+        return not catalogue.words.isdisjoint(_WORD.findall(text))
     known = _SCREENS.get(id(catalogue))
     if known is None or known[0] is not catalogue:  # a catalogue since collected had that id
         known = _SCREENS[id(catalogue)] = (catalogue, _Screen(catalogue))
