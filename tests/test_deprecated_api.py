@@ -502,9 +502,9 @@ _PIECES = [*"ab_ (.)\n", "é", "ops", "identity", "set_context", "Tensor"]
 @settings(deadline=None, max_examples=200)
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_a_short_runs_first_texts_are_let_through_as_the_word_pattern_would(text: str) -> None:
-    """The first texts of a process are screened by their words, not the compiled pattern: the
-    same answer, for the catalogues the tool ships (each of whose words is made of word
-    characters, which the screen relies on)."""
+    """The first texts of a process are screened, and their catalogue words found, by their
+    words, not the compiled pattern: the same answers, for the catalogues the tool ships (each of
+    whose words is made of word characters, which the screen relies on)."""
     import ms_migrate.rules.ms210_deprecated_api as ms210
 
     asked = ms210._texts_asked
@@ -515,8 +515,11 @@ def test_a_short_runs_first_texts_are_let_through_as_the_word_pattern_would(text
             assert all(re.fullmatch(r"\w+", word) for word in catalogue.words)
             words = sorted(catalogue.words)[:3]
             for probe in (text, text + words[0], f"x.{words[1]}(1)", f"{words[2]}_more"):
+                ms210._texts_asked = ms210.SCREEN_AFTER_TEXTS + 1
+                positions = ms210._matched_positions(probe, catalogue)
                 ms210._texts_asked = ms210.SCREEN_AFTER_TEXTS - 1  # the short run's path
                 expected = catalogue.pattern.search(probe) is not None
                 assert ms210.may_be_flagged(probe, catalogue) == expected, probe
+                assert ms210._matched_positions(probe, catalogue) == positions, probe
     finally:
         ms210._texts_asked = asked

@@ -102,6 +102,11 @@ class Catalogue:
         return re.compile(self._pattern_source.encode("utf-8"))
 
     @cached_property
+    def byte_words(self) -> frozenset[bytes]:
+        """``words`` as UTF-8 bytes, to look a text's words up in."""
+        return frozenset(word.encode("utf-8") for word in self.words)
+
+    @cached_property
     def _pattern_source(self) -> str:
         return word_pattern_source(self.words)
 
