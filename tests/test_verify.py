@@ -818,3 +818,45 @@ def test_a_file_that_calls_exit_at_import_costs_only_its_own_sites(tmp_path: Pat
     assert "worker exited" not in output, output
     rows = [line.split() for line in output.splitlines() if line.split()[:1] == ["TrainStep:5"]]
     assert [row[-1] for row in rows] == ["equal"] * 4, output  # both files, both modes
+
+
+def test_a_requirement_with_compiled_code_stays_loaded_when_the_worker_moves_to_another_project(
+    tmp_path: Path,
+) -> None:
+    """A package installed for a project's requirements leaves ``sys.modules`` when the worker
+    moves on (the next project may want another version), unless it has loaded a compiled
+    extension: that cannot load twice in one process, and opencv's Python code run again over
+    its loaded binary failed with `module 'cv2.dnn' has no attribute 'DictValue'`."""
+    import _json
+    import importlib
+    import shutil
+    import sys
+
+    from ms_migrate.verify import worker
+
+    compiled = Path(getattr(_json, "__file__", "") or "")
+    if not compiled.is_file():
+        pytest.skip("this Python has _json built in: no extension file to copy")
+    folder = tmp_path / "requirements"
+    (folder / "msm_native_pkg").mkdir(parents=True)
+    shutil.copy(compiled, folder / "msm_native_pkg" / compiled.name)
+    (folder / "msm_native_pkg" / "__init__.py").write_text("from . import _json\n")
+    (folder / "msm_pure_pkg").mkdir()
+    (folder / "msm_pure_pkg" / "__init__.py").write_text("VALUE = 1\n")
+    saved_path, saved_for = list(sys.path), list(worker._INSTALLED_FOR)
+    saved_ever = set(worker._EVER_INSTALLED)
+    try:
+        worker._installed_first([str(folder)])
+        importlib.import_module("msm_native_pkg")
+        importlib.import_module("msm_pure_pkg")
+        (tmp_path / "project").mkdir()
+        worker.ProjectModules().activate([str(tmp_path / "project")])
+        assert "msm_native_pkg" in sys.modules and "msm_native_pkg._json" in sys.modules
+        assert "msm_pure_pkg" not in sys.modules
+    finally:
+        sys.path[:] = saved_path
+        worker._INSTALLED_FOR[:] = saved_for
+        worker._EVER_INSTALLED.clear()
+        worker._EVER_INSTALLED.update(saved_ever)
+        for name in [name for name in sys.modules if name.startswith(("msm_native_pkg", "msm_pure_pkg"))]:
+            del sys.modules[name]
