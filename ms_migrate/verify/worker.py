@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -258,7 +257,6 @@ def _ended_well(error: BaseException, path: str) -> Optional[int]:
 
 
 _INSTALLED_FOR: list[str] = []  # the folders --install-requirements made for the pair now served
-_EVER_INSTALLED: set[str] = set()  # every such folder this worker put on its path, as a prefix
 
 
 def _installed_first(folders: Optional[list[str]]) -> None:
@@ -271,7 +269,6 @@ def _installed_first(folders: Optional[list[str]]) -> None:
         if previous in sys.path:
             sys.path.remove(previous)
     _INSTALLED_FOR[:] = folders
-    _EVER_INSTALLED.update(os.path.join(os.path.realpath(folder), "") for folder in folders)
     sys.path.extend(folders)
     importlib.invalidate_caches()
 
@@ -322,9 +319,8 @@ class ProjectModules:
         ``from src import losses``. The versions' own copies stay (GRAPH mode resolves a Cell's
         globals through its module's name)."""
         roots = tuple(os.path.join(os.path.realpath(root), "") for root in key)
-        native = _with_native_code()
         for name, module in list(sys.modules.items()):
-            if "_msm_" in name or name.partition(".")[0] in native:
+            if "_msm_" in name:
                 continue
             where = _module_file(module)
             if where and not where.startswith(roots):
@@ -346,25 +342,6 @@ _INSTALLED = tuple(
     for folder in {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
 )
 _NOT_PROJECT = ("mindspore", "ms_migrate", "numpy")
-
-
-def _with_native_code() -> set[str]:
-    """The top-level packages installed for a project's requirements of which a compiled
-    extension module is loaded. Such a package stays loaded: an extension cannot be loaded twice
-    in one process, and the package's Python code run again over the one already loaded does not
-    match it (opencv's `module 'cv2.dnn' has no attribute 'DictValue'` stopped 11 sites of
-    mindspore-ai/models, each importing cv2 from its own requirements' folder after another
-    project had). A project's own packages (`src`) still leave, compiled or not."""
-    if not _EVER_INSTALLED:
-        return set()
-    suffixes, folders = tuple(importlib.machinery.EXTENSION_SUFFIXES), tuple(_EVER_INSTALLED)
-    found = set()
-    for name, module in list(sys.modules.items()):
-        origin = getattr(getattr(module, "__spec__", None), "origin", None)
-        compiled = isinstance(origin, str) and origin.endswith(suffixes)
-        if compiled and os.path.realpath(origin).startswith(folders):
-            found.add(name.partition(".")[0])
-    return found
 
 
 def _module_file(module: Any) -> str:
