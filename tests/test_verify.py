@@ -818,3 +818,47 @@ def test_a_file_that_calls_exit_at_import_costs_only_its_own_sites(tmp_path: Pat
     assert "worker exited" not in output, output
     rows = [line.split() for line in output.splitlines() if line.split()[:1] == ["TrainStep:5"]]
     assert [row[-1] for row in rows] == ["equal"] * 4, output  # both files, both modes
+
+
+def test_a_requirements_package_comes_back_as_it_was_for_the_next_project_that_has_it(tmp_path: Path) -> None:
+    """A package installed for a project's requirements leaves ``sys.modules`` when the worker
+    moves to a project without that folder, and comes back, the same module objects, for the next
+    one with it: imported again, opencv's Python code ran over its already loaded extension and
+    failed (`module 'cv2.dnn' has no attribute 'DictValue'`)."""
+    import importlib
+    import sys
+
+    from ms_migrate.verify import worker
+
+    folders = {}
+    for name in ("with", "without"):
+        folders[name] = tmp_path / f"requirements-{name}"
+        (folders[name] / "msm_req_pkg").mkdir(parents=True)
+        (folders[name] / "msm_req_pkg" / "__init__.py").write_text(f"FOLDER = {name!r}\n")
+    for project in ("a", "b", "c"):
+        (tmp_path / project).mkdir()
+    saved_path, saved_for, saved_ever = (
+        list(sys.path),
+        list(worker._INSTALLED_FOR),
+        list(worker._EVER_INSTALLED),
+    )
+    projects = worker.ProjectModules()
+    try:
+        worker._installed_first([str(folders["with"])])
+        projects.activate([str(tmp_path / "a")])
+        first = importlib.import_module("msm_req_pkg")
+        sys.modules["msm_req_pkg.made_by_compiled_code"] = type(sys)("msm_req_pkg.made_by_compiled_code")
+        worker._installed_first([str(folders["without"])])
+        projects.activate([str(tmp_path / "b")])
+        assert not any(name.startswith("msm_req_pkg") for name in sys.modules)
+        assert importlib.import_module("msm_req_pkg").FOLDER == "without"
+        worker._installed_first([str(folders["with"])])
+        projects.activate([str(tmp_path / "c")])
+        assert sys.modules["msm_req_pkg"] is first
+        assert "msm_req_pkg.made_by_compiled_code" in sys.modules
+    finally:
+        sys.path[:] = saved_path
+        worker._INSTALLED_FOR[:] = saved_for
+        worker._EVER_INSTALLED[:] = saved_ever
+        for name in [name for name in sys.modules if name.startswith("msm_req_pkg")]:
+            del sys.modules[name]

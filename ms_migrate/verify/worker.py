@@ -257,6 +257,7 @@ def _ended_well(error: BaseException, path: str) -> Optional[int]:
 
 
 _INSTALLED_FOR: list[str] = []  # the folders --install-requirements made for the pair now served
+_EVER_INSTALLED: list[str] = []  # every such folder this worker put on its path, as a prefix
 
 
 def _installed_first(folders: Optional[list[str]]) -> None:
@@ -269,6 +270,10 @@ def _installed_first(folders: Optional[list[str]]) -> None:
         if previous in sys.path:
             sys.path.remove(previous)
     _INSTALLED_FOR[:] = folders
+    for folder in folders:
+        prefix = os.path.join(os.path.realpath(folder), "")
+        if prefix not in _EVER_INSTALLED:
+            _EVER_INSTALLED.append(prefix)
     sys.path.extend(folders)
     importlib.invalidate_caches()
 
@@ -287,6 +292,9 @@ class ProjectModules:
     def __init__(self) -> None:
         self.owned: dict[tuple[str, ...], dict[str, ModuleType]] = {}
         self.active: Optional[tuple[str, ...]] = None
+        # A requirements folder -> the modules of its packages that left with the last project
+        # that had it: they come back, not imported again, for the next one that has it.
+        self.installed: dict[str, dict[str, ModuleType]] = {}
 
     def activate(self, search_path: list[str]) -> None:
         key = tuple(search_path)
@@ -319,12 +327,32 @@ class ProjectModules:
         ``from src import losses``. The versions' own copies stay (GRAPH mode resolves a Cell's
         globals through its module's name)."""
         roots = tuple(os.path.join(os.path.realpath(root), "") for root in key)
+        current = tuple(os.path.join(os.path.realpath(folder), "") for folder in _INSTALLED_FOR)
         for name, module in list(sys.modules.items()):
-            if "_msm_" in name:
+            if "_msm_" in name or name not in sys.modules:
                 continue
             where = _module_file(module)
-            if where and not where.startswith(roots):
+            if not where or where.startswith(roots):
+                continue
+            folder = next((prefix for prefix in _EVER_INSTALLED if where.startswith(prefix)), None)
+            if folder is None:
                 del sys.modules[name]
+            elif folder not in current:
+                self._put_away(name.partition(".")[0], folder)
+        for folder in current:
+            for name, module in self.installed.pop(folder, {}).items():
+                sys.modules.setdefault(name, module)
+
+    def _put_away(self, top: str, folder: str) -> None:
+        """A requirement's package leaves ``sys.modules`` whole, the submodules its compiled code
+        made (which have no file) included, to come back as it was. Imported again instead, a
+        package with compiled code breaks: the extension is not loaded twice, and opencv's
+        Python code run over the one loaded before failed with `module 'cv2.dnn' has no attribute
+        'DictValue'` (11 sites of mindspore-ai/models, each project importing cv2 after another)."""
+        family = {name: module for name, module in sys.modules.items() if name.partition(".")[0] == top}
+        self.installed.setdefault(folder, {}).update(family)
+        for name in family:
+            del sys.modules[name]
 
     def record(self, search_path: list[str]) -> None:
         """Claim the modules now loaded from files under ``search_path`` for those roots."""
