@@ -128,3 +128,49 @@ def test_each_file_pair_imports_from_the_folder_of_its_own_requirements_and_no_o
         assert "/cache/bert" not in sys.path
     finally:
         sys.path[:] = before
+
+
+def test_a_package_a_helper_imports_that_no_requirements_file_names_is_found(tmp_path: Path) -> None:
+    """The packages of the fixed list that a file, or a project module it imports, imports: a
+    project module of the same name is the project's own, and a name off the list is never
+    installed however it is imported."""
+    from ms_migrate.verify.requirements import imported_packages, installed_for
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "config.py").write_text("import yaml\nimport left_pad_nowhere\n", encoding="utf-8")
+    (tmp_path / "tqdm.py").write_text("def tqdm(x):\n    return x\n", encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text("import cv2.dnn\nfrom tqdm import tqdm\nfrom src.config import cfg\n", encoding="utf-8")
+    assert imported_packages(train) == ("cv2", "yaml")
+    (tmp_path / "requirements.txt").write_text("opencv-python\n", encoding="utf-8")
+    made = (
+        ("/rt/python", str((tmp_path / "requirements.txt").resolve()), ("/cache/opencv",)),
+        ("/rt/python", str(train.resolve()), ("/cache/pyyaml",)),
+        ("/rt/python", str((tmp_path / "other.py").resolve()), ("/cache/easydict",)),
+    )
+    assert installed_for(train, made) == {"/rt/python": ["/cache/opencv", "/cache/pyyaml"]}
+
+
+@pytest.mark.mindspore
+def test_a_package_imported_where_no_requirements_file_names_it_is_installed_and_said(tmp_path: Path) -> None:
+    """A config helper imports easydict, and the project has no requirements.txt: with the flag
+    the package is installed for that file alone, the run says what and why, and the step is
+    proven in both modes."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "config.py").write_text(
+        'from easydict import EasyDict as edict\n\nCFG = edict({"lr": 0.1})\n', encoding="utf-8"
+    )
+    source = STEP_WITH_STRAY_IMPORTS.format(used="from config import CFG\nLR = CFG.lr\n")
+    for stray in ("import pandas_nowhere as pd\n", "from easydict_nowhere import EasyDict as edict\n"):
+        source = source.replace(stray, "")
+    source = source.replace("from sklearn_nowhere.metrics import f1_score\n", "")
+    source = source.replace("return pd.DataFrame(values), f1_score", "return values")
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    options = ("upgrade", "--verify", "--dry-run", "--target-version", "2.10", "--no-cache")
+    code, output = invoke(*options, "--install-requirements", str(tmp_path / "train.py"))
+    assert code == 1, output  # proven, and a dry run that would change a file
+    assert "1 file(s) import what no requirements file names: installed for verify: easydict " in output
+    rows = table_rows(output)
+    assert rows[("TrainStep", "pynative")][3] == rows[("TrainStep", "graph")][3] == "equal", output

@@ -333,7 +333,47 @@ def with_requirements(options: VerifyOptions, paths: Sequence[Path]) -> VerifyOp
                 installed.append((os.path.abspath(python), str(file), tuple(map(str, made.folders))))
             if wanted.specs:
                 click.echo(f"--verify: {file}: {made.said()}", err=True)
-    return options.but(installed=tuple(installed))
+    return options.but(installed=tuple(installed + _imported_installed(options, paths, installed)))
+
+
+def _imported_installed(
+    options: VerifyOptions, paths: Sequence[Path], installed: Sequence[tuple[str, str, tuple[str, ...]]]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The packages of ``requirements.IMPORTED`` a file imports, when neither the runtime nor its
+    requirements file gives them, installed for that file; said once for all."""
+    from ms_migrate import runtimes
+    from ms_migrate.verify.requirements import (
+        IMPORTED,
+        Installed,
+        Requirements,
+        folders_hold,
+        imported_packages,
+        install,
+        installed_for,
+        runtime_lacks,
+    )
+
+    imports = {path: imported_packages(path) for path in paths}
+    wanted = tuple(sorted({name for names in imports.values() for name in names}))
+    entries = []
+    for python in dict.fromkeys(filter(None, (options.interpreter, options.before_python))):
+        lacking = runtime_lacks(python, wanted)
+        said, files = Installed(), 0
+        for path, names in imports.items():
+            named = installed_for(path, installed).get(os.path.abspath(python), [])
+            missing = [name for name in names if name in lacking and not folders_hold(named, name)]
+            specs = sorted({IMPORTED[name] for name in missing})
+            if not specs:
+                continue
+            made = install(python, Requirements(specs=tuple(specs)), runtimes.cache_root() / ".requirements")
+            entries.append((os.path.abspath(python), str(path.resolve()), tuple(map(str, made.folders))))
+            said.distributions += made.distributions
+            said.failed += [line for line in made.failed if line not in said.failed]
+            files += 1
+        if files:
+            heading = f"--verify: {files} file(s) import what no requirements file names"
+            click.echo(f"{heading}: {said.said()}", err=True)
+    return entries
 
 
 def _rewrite_runtimes(options: VerifyOptions, target: Version, downgrade: bool, start: Path) -> VerifyOptions:

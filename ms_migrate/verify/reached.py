@@ -127,3 +127,22 @@ def shown_path(path: Path) -> str:
         return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
     except ValueError:  # another drive
         return str(path)
+
+
+def third_party_imports(path: Path, text: str, search_path: Sequence[str], package: str = "") -> set[str]:
+    """The top-level names that ``text`` (the version of the file at ``path``) and the project
+    files it reaches import absolutely and that no folder of ``search_path`` holds: the
+    third-party packages (and the standard library's modules) a run of it loads."""
+    folders = [Path(folder).resolve() for folder in search_path]
+    found: set[str] = set()
+    try:
+        statements = [_statements(ast.parse(text))]
+    except (SyntaxError, ValueError, RecursionError):
+        return found
+    statements += [_file_statements(file) for file in reached_files(path, text, search_path, package)]
+    for imports in filter(None, statements):
+        for level, module, _names in imports:
+            top = module.partition(".")[0]
+            if level == 0 and top and top not in found and not _absolute(top, folders):
+                found.add(top)
+    return found

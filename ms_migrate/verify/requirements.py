@@ -27,6 +27,7 @@ imports from the folders of its nearest requirements file, in the file's order.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import Optional
 
 from ms_migrate.files.project_root import project_folders
+from ms_migrate.verify.imports import DISTRIBUTIONS, import_place
+from ms_migrate.verify.reached import third_party_imports
 
 FILE_NAMES = ("requirements.txt",)
 # name, extras, and version clauses: `PyYAML>=5.1`, `opencv-python==4.5.*`, `mindx[cv] ~= 1.0`
@@ -50,6 +53,19 @@ _PLAIN = re.compile(
 )
 # Names PyPI keeps only to fail an install with "use the real name": what they stand for.
 RENAMED = {"sklearn": "scikit-learn"}
+# The packages installed for a file that imports them when no requirements file above it names
+# them, by import name. Model zoos import PyYAML, opencv or easydict in a config helper and leave
+# them out of requirements.txt (mindspore-ai/models: 17 converted sites stopped at `Failed to
+# parse yaml`). A fixed list: an import name is not a distribution name (`sklearn` on PyPI is a
+# package that refuses to install), and installing whatever a file imports would let a
+# repository choose what is downloaded.
+IMPORTED = {
+    name: DISTRIBUTIONS.get(name, name)
+    for name in (
+        "PIL", "cv2", "easydict", "h5py", "imageio", "matplotlib", "pandas", "pycocotools", "requests",
+        "scipy", "six", "skimage", "sklearn", "tabulate", "termcolor", "tqdm", "yaml",
+    )
+}  # fmt: skip
 _RUNTIME_OWN = re.compile(r"mindspore([-_.].*)?|numpy", re.IGNORECASE)
 PIP_TIMEOUT_S = 900
 
@@ -236,9 +252,47 @@ def _installed_spec(python: str, spec: str, numpy: Optional[str], cache: Path) -
     return folder, distributions, ""
 
 
+def imported_packages(path: Path) -> tuple[str, ...]:
+    """The names of ``IMPORTED`` that the file at ``path``, and the project files it reaches,
+    import (a notebook: none)."""
+    if path.suffix != ".py":
+        return ()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    place = import_place(path, text)
+    search_path = [str(path.resolve().parent), *place.roots]
+    return tuple(sorted(set(IMPORTED) & third_party_imports(path, text, search_path, place.package)))
+
+
+@cache
+def runtime_lacks(python: str, names: tuple[str, ...]) -> frozenset[str]:
+    """Those of ``names`` the interpreter ``python`` cannot import (none where it cannot be asked)."""
+    if not names:
+        return frozenset()
+    asked = "import importlib.util as u, sys; print(*[n for n in sys.argv[1:] if u.find_spec(n) is None])"
+    try:
+        completed = subprocess.run(
+            [python, "-c", asked, *names], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(completed.stdout.split()) & set(names) if completed.returncode == 0 else frozenset()
+
+
+def folders_hold(folders: Iterable[str], name: str) -> bool:
+    """Whether one of ``folders`` (what a requirements file installed) has the module ``name``."""
+    pattern = f"{glob.escape(name)}.*"
+    return any((Path(folder) / name).is_dir() or any(Path(folder).glob(pattern)) for folder in folders)
+
+
 def installed_for(path: Path, installed: Sequence[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[str]]:
-    """For the file at ``path``: interpreter -> the folders made for its nearest requirements file."""
-    nearest = requirement_files([path])
-    if not nearest or not installed:
-        return {}
-    return {python: list(folders) for python, file, folders in installed if Path(file) == nearest[0]}
+    """For the file at ``path``: interpreter -> the folders made for its nearest requirements file,
+    then those made for what it imports and no requirements file names."""
+    keys = {*requirement_files([path]), path.resolve()}  # its requirements file, then the file
+    found: dict[str, list[str]] = {}
+    for python, file, folders in installed:
+        if Path(file) in keys:
+            found.setdefault(python, []).extend(folders)
+    return found
