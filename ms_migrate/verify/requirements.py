@@ -62,8 +62,8 @@ RENAMED = {"sklearn": "scikit-learn"}
 IMPORTED = {
     name: DISTRIBUTIONS.get(name, name)
     for name in (
-        "PIL", "cv2", "easydict", "h5py", "imageio", "matplotlib", "pandas", "pycocotools", "requests",
-        "scipy", "six", "skimage", "sklearn", "tabulate", "termcolor", "tqdm", "yaml",
+        "PIL", "cv2", "easydict", "h5py", "imageio", "matplotlib", "nltk", "pandas", "pycocotools",
+        "requests", "scipy", "six", "skimage", "sklearn", "tabulate", "termcolor", "tqdm", "yaml",
     )
 }  # fmt: skip
 _RUNTIME_OWN = re.compile(r"mindspore([-_.].*)?|numpy", re.IGNORECASE)
