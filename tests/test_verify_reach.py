@@ -1267,3 +1267,53 @@ def test_a_step_that_draws_at_random_is_not_called_different(tmp_path: Path) -> 
     _, data = verify_json(before, after, "--mode", "pynative")
     row = rows(data)[("Penalty", "pynative")]
     assert row["verdict"] == "could not run" and "BEFORE gives other numbers" in row["reason"], data
+
+
+# BERT's gradient accumulation steps: the optimizer's result is joined with a bool from the
+# other branch, which GRAPH mode cannot do with the tuple a MindSpore optimizer returns.
+JOINED_WITH_A_BOOL = """\
+import mindspore as ms
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore import Parameter, Tensor
+
+
+class AccumulatingStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+        self.skipped = Parameter(Tensor(0, ms.int32), requires_grad=False)
+
+    def construct(self, data, label):
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        if self.skipped > 0:
+            succ = False
+        else:
+            succ = self.optimizer(grads)
+        return ops.depend(loss, succ)
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_joins_its_optimizers_result_with_a_bool_is_proven_and_a_wrong_rewrite_differs(
+    tmp_path: Path,
+) -> None:
+    """With MindSpore's optimizers the original fails in GRAPH mode ("Cannot join the return
+    values of different branches"); the probe's optimizers then return True there, the report
+    says so, and the updates still run: a rewrite that halves the gradients differs."""
+    before, after = upgraded(JOINED_WITH_A_BOOL, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert rows(data)[("AccumulatingStep", "pynative")]["verdict"] == "equal", data  # no join there
+    graph = rows(data)[("AccumulatingStep", "graph")]
+    assert graph["verdict"] == "equal" and "optimizers that return True" in graph["detail"], data
+    text = after.read_text()
+    assert "succ = self.optimizer(grads)" in text
+    halved = text.replace("succ = self.optimizer(grads)", "succ = self.optimizer([g * 0.5 for g in grads])")
+    after.write_text(halved)
+    code, data = verify_json(before, after, "--mode", "graph")
+    assert rows(data)[("AccumulatingStep", "graph")]["verdict"] == "differs", data

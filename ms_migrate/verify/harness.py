@@ -473,6 +473,17 @@ def _cell_site(
     Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``):
     a step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions."""
     outcomes = _probe_outcomes(site, context, modules, image=False)
+    if (
+        site["optimizer"]
+        and all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
+        and any(_JOINS_A_BOOL in f"{outcome.reason} {outcome.detail}" for _, outcome in outcomes)
+    ):
+        returning = _probe_outcomes(site, context, modules, image=False, returning_true=True)
+        if not all(_probe_did_not_fit(outcome) for _, outcome in returning):
+            combined = _combine(returning)
+            if combined.verdict is Verdict.EQUAL:
+                combined.detail = f"ran with optimizers that return True ({_JOINS_A_BOOL_WHY})"
+            return combined
     on_images: list[tuple[str, Outcome]] = []
     if all(_probe_did_not_fit(outcome) for _, outcome in outcomes):
         on_images = _probe_outcomes(site, context, modules, image=True)
@@ -497,16 +508,25 @@ def _cell_site(
     return _combine(outcomes)
 
 
+# GRAPH mode's error for a step that joins its optimizer's result with a bool from another
+# branch; the probe's optimizers then return True (``probe.SGDReturningTrue``).
+_JOINS_A_BOOL = "Cannot join the return values of different branches"
+_JOINS_A_BOOL_WHY = "the step joins their result with a bool, which GRAPH mode cannot do with MindSpore's own"
+
+
 def _probe_outcomes(
-    site: dict, context: Context, modules: dict[str, ModuleType], image: bool
+    site: dict, context: Context, modules: dict[str, ModuleType], image: bool, returning_true: bool = False
 ) -> list[tuple[str, Outcome]]:
     """Each probe variant's outcome, by the variant's name (see ``_cell_site``). On images the
-    first variant that BEFORE fails on ends the try: the shape did not fit either."""
+    first variant that BEFORE fails on ends the try: the shape did not fit either.
+    ``returning_true``: the optimizers return True (see ``probe.SGDReturningTrue``)."""
     outcomes = []
     optional: list[tuple[str, Outcome]] = []
     shape = f"image-shaped inputs {probe.IMAGE}" if image else ""
     for variant, kind, set_grad, optimizers in _variants(site):
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
+            if optimizer_kind and returning_true:
+                optimizer_kind += probe.RETURNING_TRUE
             traces, builds = {}, {}
             for label in LABELS:
 

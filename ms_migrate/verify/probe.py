@@ -313,6 +313,28 @@ class MomentumTakingMore(nn.Momentum):
         return super().construct(gradients)
 
 
+# An optimizer kind with this suffix returns True (see ``SGDReturningTrue``).
+RETURNING_TRUE = " returning True"
+
+
+class SGDReturningTrue(nn.SGD):
+    """SGD whose result is True, for a step that joins the optimizer's result with a bool from
+    another branch (`succ = False` there, `succ = self.optimizer(grads)` here: BERT's gradient
+    accumulation steps, ERNIE's). GRAPH mode cannot join a bool with the tuple ``nn.SGD``
+    returns, and the step fails with any real optimizer of MindSpore. The update still runs: a
+    side effect, which GRAPH mode keeps whatever becomes of the result."""
+
+    def construct(self, gradients, *extras):
+        return ops.depend(True, super().construct(gradients))
+
+
+class MomentumReturningTrue(nn.Momentum):
+    """Momentum, as ``SGDReturningTrue``."""
+
+    def construct(self, gradients, *extras):
+        return ops.depend(True, super().construct(gradients))
+
+
 def weight_shares(net: nn.Cell, optimizers: int) -> list[list[Parameter]]:
     """The weights each of a step's ``optimizers`` updates: disjoint shares, as a real step's
     (a GAN's generator and discriminator, a segmentation net's feature and classifier parts).
@@ -326,8 +348,14 @@ def weight_shares(net: nn.Cell, optimizers: int) -> list[list[Parameter]]:
 
 def optimizer(kind: str, net_or_weights: Union[nn.Cell, list], takes_more: bool = False) -> nn.Optimizer:
     """An optimizer over a network's weights (or over the weights given); ``takes_more``: one
-    whose construct takes (and ignores) arguments after the gradients."""
+    whose construct takes (and ignores) arguments after the gradients. A ``kind`` ending in
+    ``RETURNING_TRUE``: one that returns True."""
     weights = net_or_weights.trainable_params() if isinstance(net_or_weights, nn.Cell) else net_or_weights
+    if kind.endswith(RETURNING_TRUE):  # its construct takes (and ignores) more, as takes_more
+        returning = SGDReturningTrue if kind.startswith("SGD") else MomentumReturningTrue
+        if returning is SGDReturningTrue:
+            return returning(weights, learning_rate=LEARNING_RATE)
+        return returning(weights, learning_rate=LEARNING_RATE, momentum=MOMENTUM)
     if kind == "SGD":
         sgd = SGDTakingMore if takes_more else nn.SGD
         return sgd(weights, learning_rate=LEARNING_RATE)
