@@ -1317,3 +1317,63 @@ def test_a_step_that_joins_its_optimizers_result_with_a_bool_is_proven_and_a_wro
     after.write_text(halved)
     code, data = verify_json(before, after, "--mode", "graph")
     assert rows(data)[("AccumulatingStep", "graph")]["verdict"] == "differs", data
+
+
+# RAS's step: `*inputs` unpacked at the top of construct, one of them a number it divides by.
+UNPACKS_ITS_INPUTS = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore.ops import functional as F
+
+
+class UnpackingStep(nn.Cell):
+    def __init__(self, network, optimizer, sens=1024):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = sens
+
+    def construct(self, *inputs):
+        image, label, batchsize = inputs
+        loss = self.network(image, label)
+        loss = loss / batchsize
+        sens = F.fill(loss.dtype, loss.shape, self.sens)
+        grads = self.grad(self.network, self.weights)(image, label, sens)
+        return F.depend(loss, self.optimizer(grads))
+
+
+class Regression(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(4, 2)
+
+    def construct(self, image, label):
+        return ((self.dense(image) - label) ** 2).mean()
+
+
+def train_step():
+    network = Regression()
+    return UnpackingStep(network, nn.SGD(network.trainable_params()))
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_unpacks_its_inputs_gets_one_per_name_and_a_number_for_what_its_network_is_not_given(
+    tmp_path: Path,
+) -> None:
+    """`image, label, batchsize = inputs`: three inputs, the third a number (it never reaches the
+    network); proven in both modes, and a rewrite that drops the sensitivity differs."""
+    from ms_migrate.verify.sites import differing_sites
+
+    before, after = upgraded(UNPACKS_ITS_INPUTS, tmp_path, target="2.8")
+    (plan,) = differing_sites(before.read_text(), after.read_text())
+    assert plan.inputs == ("feature", "label", "scalar"), plan
+    assert_proven_in_both_modes(before, after)
+    text = after.read_text()
+    assert "image, label, sens\n" in text, text
+    after.write_text(text.replace("image, label, sens\n", "image, label, sens * 2\n"))
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert code == 1, data
+    assert rows(data)[("UnpackingStep", "pynative")]["verdict"] == "differs", data

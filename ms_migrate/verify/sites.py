@@ -217,6 +217,25 @@ def _signature(arguments: ast.arguments, skip_self: bool) -> tuple[list[str], st
     return names, ""
 
 
+def _unpacked_varargs(construct: ast.FunctionDef) -> list[str]:
+    """The names ``construct(self, *inputs)`` unpacks its inputs into at its top level (RAS's
+    `image, label, batchsize = inputs`): how many it takes, and what each one is."""
+    vararg = construct.args.vararg
+    if vararg is None:
+        return []
+    for statement in construct.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Tuple)
+            and isinstance(statement.value, ast.Name)
+            and statement.value.id == vararg.arg
+            and all(isinstance(item, ast.Name) for item in statement.targets[0].elts)
+        ):
+            return [item.id for item in statement.targets[0].elts]  # type: ignore[attr-defined]
+    return []
+
+
 def _defaulted_inputs(arguments: ast.arguments, calls: list[list[ast.expr]]) -> int:
     """Positional parameters with defaults that the step does not pass on to its network, but
     for a loss scale (the step's own, not its network's): the network likely has them defaulted
@@ -677,6 +696,9 @@ def _plan_cell(
     names, why = _signature(construct.args, skip_self=True)
     if not names:
         return SitePlan(name, line, "none", problem=f"construct cannot be seeded: {why}")
+    unpacked = _unpacked_varargs(construct)
+    if unpacked:
+        names = [*names[: len(names) - sum(name.startswith("*") for name in names)], *unpacked]
     attribute = _network_attribute(init, network_param)
     calls = [args for version in versions for args in _network_calls(version, attribute)]
     wrapper = None if calls else _wrapper_of(init, network_param, classes)
@@ -685,6 +707,11 @@ def _plan_cell(
     inputs = _cell_inputs(
         names, calls, set().union(*(_starred_names(version, attribute) for version in versions))
     )
+    if unpacked and calls:  # what the step unpacks and never gives its network: a number it uses
+        passed = {arg.id for args in calls for arg in args if isinstance(arg, ast.Name)}
+        inputs = tuple(
+            "scalar" if name in unpacked and name not in passed else role for name, role in zip(names, inputs)
+        )
     # A packed input is a feature and a label: the probe's two inputs.
     arity = len(calls[0]) if calls else sum({"scalar": 0, "packed": 2}.get(role, 1) for role in inputs)
     if arity < 1:
