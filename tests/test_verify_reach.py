@@ -136,6 +136,28 @@ def test_import_place_finds_the_package_and_the_roots_of_absolute_imports(tmp_pa
     assert import_place(step, "from ..losses import GanLoss\n").package == "src.models"
 
 
+def test_the_roots_that_the_modules_a_file_reaches_import_from_go_on_the_path(tmp_path: Path) -> None:
+    """MASS: the project's own folder is a package too, so the step is `mass.src.transformer`'s,
+    imported from the folder above `mass`; a module it reaches imports `from src.utils import
+    ...`, which needs `mass/` on the path, as its training script run from there has it."""
+    from ms_migrate.verify.imports import roots_reached_modules_need
+
+    (tmp_path / ".git").mkdir()
+    mass = tmp_path / "nlp" / "mass"
+    (mass / "src" / "transformer").mkdir(parents=True)
+    for folder in (mass, mass / "src", mass / "src" / "transformer"):
+        (folder / "__init__.py").write_text("")
+    (mass / "src" / "utils.py").write_text("def helper():\n    return 1\n")
+    (mass / "src" / "transformer" / "model.py").write_text("import yaml\nfrom src.utils import helper\n")
+    step = mass / "src" / "transformer" / "step.py"
+    text = "from .model import helper\n"
+    place = import_place(step, text)
+    assert place.package == "mass.src.transformer" and place.roots == (str(tmp_path / "nlp"),)
+    search_path = [str(step.parent), *place.roots]
+    assert roots_reached_modules_need(step, text, place, search_path) == [str(mass)]
+    assert roots_reached_modules_need(step, text, place, [*search_path, str(mass)]) == []
+
+
 def test_a_missing_module_hint_names_the_folder_or_says_none_holds_it(tmp_path: Path) -> None:
     (tmp_path / "models" / "toolbox").mkdir(parents=True)
     step = tmp_path / "models" / "gan" / "train" / "step.py"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -82,6 +83,25 @@ def import_place(path: Path, text: str) -> ImportPlace:
         if holder is not None and holder != folder:
             roots.append(holder)
     return ImportPlace(package, tuple(dict.fromkeys(str(root) for root in roots)))
+
+
+def roots_reached_modules_need(
+    path: Path, text: str, place: ImportPlace, search_path: Sequence[str]
+) -> list[str]:
+    """The folders above the file at ``path`` that hold a top-level name which ``text`` or a
+    project module it reaches imports absolutely and ``search_path`` does not find: MASS's
+    `src/transformer/transformer_for_train.py` is a module of the package `mass.src.transformer`
+    (`mass/` has an `__init__.py`), and the modules it reaches import `from src.utils import ...`,
+    as its training script, run from `mass/`, has them."""
+    from ms_migrate.verify.reached import third_party_imports
+
+    ceiling = project_folders(path.resolve().parent)
+    found: list[str] = []
+    for name in sorted(third_party_imports(path, text, search_path, place.package)):
+        holder = next((folder for folder in ceiling if holds_module(folder, name)), None)
+        if holder is not None and str(holder) not in search_path:
+            found.append(str(holder))
+    return list(dict.fromkeys(found))
 
 
 # Import names whose package on PyPI is named otherwise (the ones model zoos import).

@@ -16,7 +16,7 @@ from typing import Optional
 from ms_migrate.verify import leftovers, sandbox
 from ms_migrate.verify.config import ConfigError, ProjectConfig, find_config
 from ms_migrate.verify.definitions import runs_at_import
-from ms_migrate.verify.imports import ImportPlace, import_place
+from ms_migrate.verify.imports import ImportPlace, import_place, roots_reached_modules_need
 from ms_migrate.verify.model import SiteResult, Verdict, VerificationReport, VerifyOptions
 from ms_migrate.verify.overlay import encoded_as_declared
 from ms_migrate.verify.reached import reached_files, shown_path
@@ -186,6 +186,7 @@ def verify_pairs(
                 continue
             places = [import_place(pair.before_path, pair.before), import_place(pair.after_path, pair.after)]
             search_path = list(dict.fromkeys([*_search_path(pair, config, places), *network_roots]))
+            search_path += roots_reached_modules_need(pair.before_path, pair.before, places[0], search_path)
             overlay, reports[index].fixed_modules = _fixed_modules(pair, places, search_path, module_fixes)
             copies = {label: workdir / f"_msm_{label}_{index}.py" for label in ("before", "after")}
             _write_copy(copies["before"], pair.before)
