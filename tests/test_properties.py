@@ -61,3 +61,14 @@ def test_layout_does_not_change_what_is_converted(case_index: int, choices: list
     compile(output, "output", "exec")
     assert migrate_text(output, target).text == output
     assert ("\r\n" in output) == crlf
+
+
+def test_a_finding_in_code_a_fix_moves_is_kept_whatever_the_blank_lines() -> None:
+    """Found by the property above: with a blank line after it, MS101 deletes the loss-scale line
+    and inserts it in the forward it builds, where without one it replaces the lines around it;
+    MS210's `P.Fill` there was dropped as deleted code in the first layout only."""
+    (case,) = [case for case in CASES if case.source.name == "loss_scale_1024_target_2_7.py"]
+    original = case.source.read_text(encoding="utf-8-sig")
+    target = Version.parse(case.target)
+    assert summary(original, target)[0] == ["MS101", "MS210"]
+    assert summary(relayout(original, [0, 0, 1], False), target)[0] == ["MS101", "MS210"]

@@ -256,7 +256,8 @@ def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
     (train / "_step_before.py").write_text(legacy_step("x, label", "x, label", header=RELATIVE))
     (train / "step.py").write_text(merged_step("x, label", "x, label", header=RELATIVE))
     # A module of the project that only a module the file imports needs, in a folder above it
-    # that no import root reaches: the hint names the folder.
+    # that no import root of the file itself reaches: that folder goes on the path too (the hint
+    # that would name it, when an import still fails, is test_a_missing_module_hint_...'s).
     (tmp_path / "models" / "gan" / "toolbox.py").write_text("")
     (train / "uses_toolbox.py").write_text("import toolbox\n")
     header = "from . import uses_toolbox"
@@ -267,10 +268,8 @@ def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
     assert code == 0, data
     assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
     code, data = verify_json(train / "_other_before.py", train / "other.py")
-    assert code == 2, data
-    reason = rows(data)[("TrainStep", "pynative")]["reason"]
-    assert "ModuleNotFoundError: No module named 'toolbox'" in reason, reason
-    assert 'set python-path = ["models/gan"] in [tool.ms-migrate.verify]' in reason, reason
+    assert code == 0, data
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
 
 
 @pytest.mark.mindspore

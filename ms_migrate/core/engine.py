@@ -19,7 +19,7 @@ from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.context import FileContext
 from ms_migrate.core.codes import all_notes, all_reasons
 from ms_migrate.core.parsing import ParseFailure, check_compiles, parse_ast, precheck
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits, in_characters
+from ms_migrate.diagnostics import Diagnostic, Edit, Fix, apply_edits, in_characters, source_lines
 from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
@@ -96,7 +96,7 @@ def run_rules(
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
         chosen = [item for item in diagnostics if item.fix in fixes]
-        return FileResult(text, _superseded_dropped(diagnostics, chosen, _first_stage(text, fixes)[0]))
+        return FileResult(text, _superseded_dropped(text, diagnostics, chosen, _first_stage(text, fixes)[0]))
     if not fixes:
         return FileResult(text, diagnostics)
     new_text, stages = _applied(text, fixes)
@@ -109,7 +109,7 @@ def run_rules(
     moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
     problem = _validate(new_text, target, applicable, path, project, moved, written_for)
     if problem is None:
-        return FileResult(new_text, _superseded_dropped(diagnostics, fixed, applied), fixed)
+        return FileResult(new_text, _superseded_dropped(text, diagnostics, fixed, applied), fixed)
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
     notes = all_notes()
     kept = [
@@ -248,12 +248,14 @@ def _unsuppressed(context: FileContext, rule: Rule, diagnostics: list[Diagnostic
 
 
 def _superseded_dropped(
-    diagnostics: list[Diagnostic], fixed: list[Diagnostic], applied: Sequence[Edit]
+    text: str, diagnostics: list[Diagnostic], fixed: list[Diagnostic], applied: Sequence[Edit]
 ) -> list[Diagnostic]:
     """Without another rule's unfixed finding at the very place a fix was applied, or in text the
-    fixes deleted (``applied``: their edits in the input, with the imports they left unused):
+    fixes deleted (``applied``: their edits in ``text``, with the imports they left unused):
     that fix rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where
-    MS301 downgraded the call and its import went)."""
+    MS301 downgraded the call and its import went). A finding whose code a fix moved (deleted
+    here, inserted there: MS101 moves a loss-scale line into the forward it builds) stays, as it
+    does where the fix replaces the lines around it: the code is still in the fixed text."""
     places = {(item.line, item.col): item.code for item in fixed}
     distinct = {id(item.fix): (item.fix, item.code) for item in fixed if item.fix is not None}
     owners = {edit: code for fix, code in distinct.values() for edit in fix.edits}
@@ -264,6 +266,7 @@ def _superseded_dropped(
         if not edit.replacement and edit.start < edit.end
     ]
     kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
+    lines = source_lines(text)
 
     def superseded(item: Diagnostic) -> bool:
         if item.fix is not None or item.code in kept_anyway:
@@ -271,9 +274,20 @@ def _superseded_dropped(
         if places.get((item.line, item.col), item.code) != item.code:
             return True
         where = (item.line, item.col)
-        return any(start <= where < end and code != item.code for start, end, code in deleted)
+        if not any(start <= where < end and code != item.code for start, end, code in deleted):
+            return False
+        found = _segment(lines, where, item.end)
+        return not (found and any(found in edit.replacement for edit in applied))
 
     return [item for item in diagnostics if not superseded(item)]
+
+
+def _segment(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text from ``start`` to ``end`` ((line, column), lines from 1), or "" where it spans lines
+    or lies outside ``lines``."""
+    if start[0] != end[0] or not 1 <= start[0] <= len(lines):
+        return ""
+    return lines[start[0] - 1][start[1] : end[1]].strip()
 
 
 def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
