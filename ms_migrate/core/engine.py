@@ -253,9 +253,10 @@ def _superseded_dropped(
     """Without another rule's unfixed finding at the very place a fix was applied, or in text the
     fixes deleted (``applied``: their edits in ``text``, with the imports they left unused):
     that fix rewrote the code the finding was about (MS201's "no value_and_grad before 2.0" where
-    MS301 downgraded the call and its import went). A finding whose code a fix moved (deleted
-    here, inserted there: MS101 moves a loss-scale line into the forward it builds) stays, as it
-    does where the fix replaces the lines around it: the code is still in the fixed text."""
+    MS301 downgraded the call and its import went). A finding whose line a fix moved (deleted
+    here, the whole line inserted there: MS101 moves a loss-scale line into the forward it builds)
+    stays, as it does where the fix replaces the lines around it: the code is still in the fixed
+    text."""
     places = {(item.line, item.col): item.code for item in fixed}
     distinct = {id(item.fix): (item.fix, item.code) for item in fixed if item.fix is not None}
     owners = {edit: code for fix, code in distinct.values() for edit in fix.edits}
@@ -276,18 +277,15 @@ def _superseded_dropped(
         where = (item.line, item.col)
         if not any(start <= where < end and code != item.code for start, end, code in deleted):
             return False
-        found = _segment(lines, where, item.end)
-        return not (found and any(found in edit.replacement for edit in applied))
+        moved = _line_of(lines, item.line)  # the whole line: a name alone is in many insertions
+        return not (moved and any(moved in edit.replacement for edit in applied))
 
     return [item for item in diagnostics if not superseded(item)]
 
 
-def _segment(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The text from ``start`` to ``end`` ((line, column), lines from 1), or "" where it spans lines
-    or lies outside ``lines``."""
-    if start[0] != end[0] or not 1 <= start[0] <= len(lines):
-        return ""
-    return lines[start[0] - 1][start[1] : end[1]].strip()
+def _line_of(lines: list[str], line: int) -> str:
+    """Line ``line`` (from 1) without its indentation and line break; "" outside ``lines``."""
+    return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
 def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
