@@ -267,7 +267,7 @@ def _superseded_dropped(
         if not edit.replacement and edit.start < edit.end
     ]
     kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
-    lines = source_lines(text)
+    lines: list[str] = []  # the text's lines, split only for a finding in deleted text
 
     def superseded(item: Diagnostic) -> bool:
         if item.fix is not None or item.code in kept_anyway:
@@ -277,6 +277,7 @@ def _superseded_dropped(
         where = (item.line, item.col)
         if not any(start <= where < end and code != item.code for start, end, code in deleted):
             return False
+        lines[:] = lines or source_lines(text)
         moved = _line_of(lines, item.line)  # the whole line: a name alone is in many insertions
         return not (moved and any(moved in edit.replacement for edit in applied))
 

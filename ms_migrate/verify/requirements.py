@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Optional
 
 from ms_migrate.files.project_root import project_folders
-from ms_migrate.verify.imports import DISTRIBUTIONS, import_place
+from ms_migrate.verify.imports import DISTRIBUTIONS, holds_module, import_place
 from ms_migrate.verify.reached import third_party_imports
 
 FILE_NAMES = ("requirements.txt",)
@@ -283,8 +283,8 @@ def runtime_lacks(python: str, names: tuple[str, ...]) -> frozenset[str]:
 
 def folders_hold(folders: Iterable[str], name: str) -> bool:
     """Whether one of ``folders`` (what a requirements file installed) has the module ``name``."""
-    pattern = f"{glob.escape(name)}.*"
-    return any((Path(folder) / name).is_dir() or any(Path(folder).glob(pattern)) for folder in folders)
+    pattern = f"{glob.escape(name)}.*"  # an extension module too: `cv2.abi3.so`
+    return any(holds_module(Path(folder), name) or any(Path(folder).glob(pattern)) for folder in folders)
 
 
 def installed_for(path: Path, installed: Sequence[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[str]]:
