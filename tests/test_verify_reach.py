@@ -611,8 +611,10 @@ def test_init_settings_are_named_by_their_parameters() -> None:
     assert plan("network, optimizer, criterion").arguments == ("network", "optimizer", "criterion")
     unknown = plan("network, optimizer, vocabulary")
     assert unknown.kind == "none" and "takes 'vocabulary', for which the automatic harness" in unknown.problem
-    two = plan("netG, netD, optimizer")
-    assert two.kind == "none" and "takes 2 networks" in two.problem
+    three = plan("netG, netD, netE, optimizer")
+    assert (
+        three.kind == "none" and "takes 3 networks; the automatic harness builds one or two" in three.problem
+    )
 
 
 OWN_OPTIMIZER = """\
@@ -1398,3 +1400,129 @@ def test_a_step_that_unpacks_its_inputs_gets_one_per_name_and_a_number_for_what_
     code, data = verify_json(before, after, "--mode", "pynative")
     assert code == 1, data
     assert rows(data)[("UnpackingStep", "pynative")]["verdict"] == "differs", data
+
+
+# A GAN's two train steps: the generator's, given both networks and wrapping them in a Cell of
+# the file (the generator maps noise to what the discriminator takes), and Pix2Pix's, given two
+# loss networks and an optimizer for each.
+GAN_STEPS = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class GenWithLoss(nn.Cell):
+    def __init__(self, netG, netD):
+        super().__init__()
+        self.netG = netG
+        self.netD = netD
+
+    def construct(self, noise):
+        fake = self.netG(noise)
+        fake = ops.tanh(fake)
+        return self.netD(fake)
+
+
+class GenTrainStep(nn.Cell):
+    def __init__(self, netG, netD, optimizerG, sens=1.0):
+        super().__init__()
+        self.netD = netD
+        self.weights = optimizerG.parameters
+        self.optimizer = optimizerG
+        self.net = GenWithLoss(netG, netD)
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = sens
+
+    def construct(self, noise):
+        loss = self.net(noise)
+        sens = ops.ones_like(loss) * self.sens
+        grads = self.grad(self.net, self.weights)(noise, sens)
+        self.optimizer(grads)
+        return loss
+
+
+class PairTrainStep(nn.Cell):
+    def __init__(self, loss_netD, loss_netG, optimizerD, optimizerG):
+        super().__init__()
+        self.loss_netD = loss_netD
+        self.loss_netG = loss_netG
+        self.optimizerD = optimizerD
+        self.optimizerG = optimizerG
+        self.weights_D = optimizerD.parameters
+        self.weights_G = optimizerG.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, realA, realB):
+        d_loss = self.loss_netD(realA, realB)
+        d_grads = self.grad(self.loss_netD, self.weights_D)(realA, realB)
+        self.optimizerD(d_grads)
+        g_loss = self.loss_netG(realA, realB)
+        g_grads = self.grad(self.loss_netG, self.weights_G)(realA, realB)
+        self.optimizerG(g_grads)
+        return d_loss, g_loss
+"""
+
+
+def test_a_step_given_two_networks_gets_a_second_probe_by_what_it_does_with_them() -> None:
+    """The generator step's netG feeds netD through the Cell it wraps both in: netD is the main
+    network (one input, the loss), netG a map of its input's shape, and optimizerG updates
+    netG's weights. Pix2Pix's two loss networks each take the step's two inputs, and each
+    optimizer updates the network its name pairs it with."""
+    plans = {
+        plan.name: plan for plan in differing_sites(GAN_STEPS, migrate_text(GAN_STEPS, Version(2, 8)).text)
+    }
+    generator, pair = plans["GenTrainStep"], plans["PairTrainStep"]
+    assert (generator.kind, generator.problem) == ("cell", ""), generator
+    assert generator.arguments == ("network 2", "network", "optimizer")
+    assert (generator.network_inputs, generator.inputs) == (1, ("feature",))
+    assert (generator.second_network, generator.second_network_inputs, generator.optimizer_networks) == (
+        "map",
+        1,
+        (1,),
+    )
+    assert pair.arguments == ("network", "network 2", "optimizer", "optimizer")
+    assert (pair.network_inputs, pair.inputs, pair.second_network, pair.second_network_inputs) == (
+        2,
+        ("feature", "label"),
+        "loss",
+        2,
+    )
+    assert pair.optimizer_networks == (0, 1)
+    swapped = GAN_STEPS.replace(
+        "loss_netD, loss_netG, optimizerD, optimizerG", "loss_netD, loss_netG, optimizerG, optimizerD"
+    )
+    (plan,) = [
+        item
+        for item in differing_sites(swapped, migrate_text(swapped, Version(2, 8)).text)
+        if item.name == "PairTrainStep"
+    ]
+    assert plan.optimizer_networks == (1, 0)  # by name, not by place
+
+
+def test_two_networks_that_each_take_what_the_other_returns_are_left_to_a_factory() -> None:
+    looped = GAN_STEPS.replace("fake = self.netG(noise)", "fake = self.netG(self.netD(noise))")
+    plans = {plan.name: plan for plan in differing_sites(looped, migrate_text(looped, Version(2, 8)).text)}
+    assert plans["GenTrainStep"].kind == "none"
+    assert "each take what the other returns" in plans["GenTrainStep"].problem
+
+
+@pytest.mark.mindspore
+def test_steps_given_two_networks_are_proven_and_a_wrong_rewrite_of_each_differs(tmp_path: Path) -> None:
+    """On a second probe network (the report names it), both steps are equal in both modes; an
+    AFTER that scales the generator's sensitivity, or updates Pix2Pix's generator with the
+    discriminator's gradients, differs."""
+    before, after = upgraded(GAN_STEPS, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for site in ("GenTrainStep", "PairTrainStep"):
+        for mode in ("pynative", "graph"):
+            row = rows(data)[(site, mode)]
+            assert row["verdict"] == "equal" and "second probe" in row["detail"], data
+    text = after.read_text()
+    assert "self.sens" in text and "g_grads" in text, text
+    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
+    wrong = wrong.replace("self.optimizerG(g_grads)", "self.optimizerG(d_grads)")
+    assert wrong.count("2.0") > text.count("2.0") and "self.optimizerG(d_grads)" in wrong, text
+    after.write_text(wrong)
+    _, data = verify_json(before, after, "--mode", "pynative")
+    for site in ("GenTrainStep", "PairTrainStep"):
+        assert rows(data)[(site, "pynative")]["verdict"] == "differs", data

@@ -548,7 +548,12 @@ def _probe_outcomes(
                     )
                     cls = getattr(module, site["name"])
                     arguments, sources = _init_arguments(
-                        site["arguments"], network, optimizer_kind, site.get("optimizer_extras", False)
+                        site["arguments"],
+                        network,
+                        optimizer_kind,
+                        site.get("optimizer_extras", False),
+                        _second_network(site),
+                        site.get("optimizer_networks", ()),
                     )
                     cell = cls(*arguments)
                     label_too = image and site["network_inputs"] == 1  # not the network's label
@@ -677,27 +682,55 @@ def _project_network_site(
     return outcome
 
 
+def _second_network(site: dict) -> Optional[nn.Cell]:
+    """The probe for the second of two networks a step takes (see ``sites._network_pair``)."""
+    kind = site.get("second_network")
+    return probe.second_network(kind, site.get("second_network_inputs", 1)) if kind else None
+
+
 def _init_arguments(
-    roles: Sequence[str], network: nn.Cell, optimizer_kind: Optional[str], optimizer_extras: bool = False
+    roles: Sequence[str],
+    network: nn.Cell,
+    optimizer_kind: Optional[str],
+    optimizer_extras: bool = False,
+    second: Optional[nn.Cell] = None,
+    optimizer_networks: Sequence[int] = (),
 ) -> tuple[list[Any], list[nn.Cell]]:
     """What the train step's __init__ is given (``sites.SitePlan.arguments``), and the Cells
-    whose state is compared: the network, and each optimizer, over its share of the weights."""
+    whose state is compared: the network (and the ``second`` of a step given two), and each
+    optimizer, over its share of the weights of the network ``optimizer_networks`` pairs it with
+    (0 the first, 1 the second; the first where not said)."""
     arguments: list[Any] = []
-    sources: list[nn.Cell] = [network]
+    networks = [network] if second is None else [network, second]
+    sources: list[nn.Cell] = list(networks)
     # "optimizers N": a tuple of N optimizers, which the step's __init__ unpacks.
     counts = [
         int(role.split()[1]) if role.startswith("optimizers ") else int(role == "optimizer") for role in roles
     ]
-    shares = probe.weight_shares(network, sum(counts))
+    # The network each optimizer made below updates, in order: a tuple's all the first's.
+    paired = iter(optimizer_networks)
+    owners = [
+        min(next(paired, 0), len(networks) - 1) if role == "optimizer" else 0
+        for role, count in zip(roles, counts)
+        for _ in range(count)
+    ]
+    shares = [probe.weight_shares(net, owners.count(index)) for index, net in enumerate(networks)]
+    owner_of = iter(owners)
+
+    def share() -> list:
+        return shares[next(owner_of)].pop(0)
+
     for role, count in zip(roles, counts):
         if role == "network":
             arguments.append(network)
+        elif role == "network 2":
+            arguments.append(second)
         elif role == "optimizer":
-            made = probe.optimizer(optimizer_kind or "Momentum", shares.pop(0), optimizer_extras)
+            made = probe.optimizer(optimizer_kind or "Momentum", share(), optimizer_extras)
             arguments.append(made)
             sources.append(made)
         elif role.startswith("optimizers "):
-            several = [probe.optimizer(optimizer_kind or "Momentum", shares.pop(0)) for _ in range(count)]
+            several = [probe.optimizer(optimizer_kind or "Momentum", share()) for _ in range(count)]
             arguments.append(tuple(several))
             sources += several
         elif role == "loss scale":
@@ -791,6 +824,10 @@ STOOD_IN = (
 
 EXITED = "the module's import ended in exit(0) ({}), as running it would: what it defines above that ran"
 CRITERION = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
+SECOND_NETWORK = {
+    "map": "its second network was a second probe that maps the inputs the first takes (a generator's place)",
+    "loss": "its second network was a second probe loss network",
+}
 
 
 def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]) -> dict[str, Any]:
@@ -806,6 +843,7 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details += [standins.describe(packages)] if packages else []
         details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
         details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
+        details += [SECOND_NETWORK[site["second_network"]]] if site.get("second_network") else []
         exited = getattr(modules, "exited", ())
         details += [EXITED.format(", ".join(exited))] if exited else []
         if details:  # after what the harness said of the run (the project's network, images)

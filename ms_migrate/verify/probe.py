@@ -148,12 +148,65 @@ class ProbeVarargs(_Probe):
         return self.finish(inputs[0], inputs[-1])
 
 
+class _SecondProbe(nn.Cell):
+    """The second network of a step given two (a GAN's generator and discriminator, Pix2Pix's two
+    loss networks): dense, seeded apart from the first, with its weights named apart from the
+    first's (a step that does not prefix its children's Parameter names would hold two `weight`s).
+    A "map" returns tanh(x W + b) in the shape of its input, which the first network takes (a
+    generator's fake images); a loss network returns the loss of tanh(x W + b) against its label,
+    as the first does."""
+
+    def __init__(self, mapping: bool = False) -> None:
+        super().__init__()
+        rng = np.random.RandomState(11)
+        width = FEATURES if mapping else TARGETS
+        self.second_weight = Parameter(
+            Tensor(rng.randn(FEATURES, width).astype(np.float32) * 0.5), name="second_weight"
+        )
+        self.second_bias = Parameter(Tensor(rng.randn(width).astype(np.float32) * 0.1), name="second_bias")
+
+    def dense(self, x):
+        flat = ops.reshape(x, (x.shape[0], -1)) if len(x.shape) > 2 else x
+        return ops.tanh(ops.matmul(flat, self.second_weight) + self.second_bias)
+
+    def loss(self, x, label):
+        if label is None:
+            label = 0.0
+        return ops.reduce_mean((self.dense(x) - label) ** 2)
+
+
+class SecondMap(_SecondProbe):
+    def __init__(self) -> None:
+        super().__init__(mapping=True)
+
+    def construct(self, x):
+        return ops.reshape(self.dense(x), x.shape)
+
+
+class SecondLoss1(_SecondProbe):
+    def construct(self, x):
+        return self.loss(x, 0.0)
+
+
+class SecondLoss2(_SecondProbe):
+    def construct(self, x, label):
+        return self.loss(x, label)
+
+
+def second_network(kind: str, inputs: int) -> nn.Cell:
+    """The second network of a step given two (``sites.SitePlan.second_network``): "map" (of
+    one input) or a loss network of ``inputs`` inputs."""
+    return SecondMap() if kind == "map" else probe_class(inputs, second=True)()
+
+
 _BY_ARITY = {1: Probe1, 2: Probe2}
-_GENERATED: dict[tuple[int, int, str], type] = {}
+_SECOND_BY_ARITY = {1: SecondLoss1, 2: SecondLoss2}
+_GENERATED: dict[tuple[int, int, str, bool], type] = {}
 
 
-def _class_name(inputs: int, defaulted: int, word: str = "") -> str:
-    name = f"Probe{inputs}With{defaulted}Defaults" if defaulted else f"Probe{inputs}"
+def _class_name(inputs: int, defaulted: int, word: str = "", second: bool = False) -> str:
+    base = "SecondLoss" if second else "Probe"
+    name = f"{base}{inputs}With{defaulted}Defaults" if defaulted else f"{base}{inputs}"
     return f"{name}Naming_{word}" if word else name
 
 
@@ -175,11 +228,12 @@ def _renamed_weight(word: str) -> str:
     return init + finish + "\n"
 
 
-def _probe_source(inputs: int, defaulted: int, word: str = "") -> str:
+def _probe_source(inputs: int, defaulted: int, word: str = "", second: bool = False) -> str:
     """``construct(self, x0, ..., label, extra0=None, ...)``: features weighted by powers of two,
     the label last (no label for one input); the defaulted parameters are taken and ignored. A
     feature after the first may be None (BERT's step passes its own `next_sentence_starts=None`
-    on): it adds nothing, as a label of None does. ``word``: see ``_renamed_weight``."""
+    on): it adds nothing, as a label of None does. ``word``: see ``_renamed_weight``.
+    ``second``: a second loss network (``_SecondProbe``)."""
     features = [f"x{index}" for index in range(max(1, inputs - 1))]
     label = ["label"] if inputs > 1 else []
     extras = [f"extra{index}=None" for index in range(defaulted)]
@@ -187,34 +241,36 @@ def _probe_source(inputs: int, defaulted: int, word: str = "") -> str:
     for index, name in enumerate(features[1:], start=1):
         lines.append(f"        if {name} is not None:\n")
         lines.append(f"            total = total + {2.0**-index!r} * {name}\n")
+    base = "_SecondProbe" if second else "_Probe"
     return (
-        "from mindspore import ops\n\nfrom ms_migrate.verify.probe import _Probe\n\n\n"
-        f"class {_class_name(inputs, defaulted, word)}(_Probe):\n"
+        f"from mindspore import ops\n\nfrom ms_migrate.verify.probe import {base}\n\n\n"
+        f"class {_class_name(inputs, defaulted, word, second)}({base}):\n"
         + (_renamed_weight(word) if word else "")
         + f"    def construct(self, {', '.join([*features, *label, *extras])}):\n"
         + "".join(lines)
-        + f"        return self.finish(total, {'label' if label else '0.0'})\n"
+        + f"        return self.{'loss' if second else 'finish'}(total, {'label' if label else '0.0'})\n"
     )
 
 
-def probe_class(inputs: int, defaulted: int = 0, word: str = "") -> type:
+def probe_class(inputs: int, defaulted: int = 0, word: str = "", second: bool = False) -> type:
     """The probe class whose construct takes ``inputs`` tensors and ``defaulted`` more parameters
-    with defaults (``word``: in its weight's name). Beyond the hand-written ones it is generated
-    into a module file in the working directory (the worker's scratch directory): GRAPH mode
-    compiles a Cell from its source file."""
-    if not defaulted and not word and inputs in _BY_ARITY:
-        return _BY_ARITY[inputs]
-    key = (inputs, defaulted, word)
+    with defaults (``word``: in its weight's name; ``second``: a second loss network). Beyond the
+    hand-written ones it is generated into a module file in the working directory (the worker's
+    scratch directory): GRAPH mode compiles a Cell from its source file."""
+    hand_written = _SECOND_BY_ARITY if second else _BY_ARITY
+    if not defaulted and not word and inputs in hand_written:
+        return hand_written[inputs]
+    key = (inputs, defaulted, word, second)
     if key not in _GENERATED:
-        name = f"_msm_probe_{inputs}_{defaulted}_{word}"
+        name = f"_msm_{'second' if second else 'probe'}_{inputs}_{defaulted}_{word}"
         path = Path(os.getcwd()) / f"{name}.py"
-        path.write_text(_probe_source(inputs, defaulted, word), encoding="utf-8")
+        path.write_text(_probe_source(inputs, defaulted, word, second), encoding="utf-8")
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _GENERATED[key] = getattr(module, _class_name(inputs, defaulted, word))
+        _GENERATED[key] = getattr(module, _class_name(inputs, defaulted, word, second))
     return _GENERATED[key]
 
 

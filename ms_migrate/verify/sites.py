@@ -12,6 +12,7 @@ module-level name whose binding changed (an import the rewrite dropped, say) is 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,6 +86,11 @@ class SitePlan:
     network_file: str = ""  # the file of what builds the network the step is given ("": this one)
     network_builder: str = ""  # a class or function of that file that builds it when called bare
     network_loss: str = ""  # a MindSpore loss class it is wrapped in with nn.WithLossCell
+    # A step given two networks (a GAN's): what stands in for the second ("network 2" among the
+    # arguments), "map" or "loss" (see ``_network_pair``), and how many inputs it takes.
+    second_network: str = ""
+    second_network_inputs: int = 0
+    optimizer_networks: tuple[int, ...] = ()  # per optimizer: 0 the main network's weights, 1 the second's
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -658,10 +664,138 @@ def _init_arguments(
     unknown = [param for param, value in zip(params, given) if value is None]
     if unknown:
         return f"__init__({shown}) takes {unknown[0]!r}, for which the automatic harness has no value"
-    if given.count("network") != 1:
+    if given.count("network") not in (1, 2):
         count = given.count("network")
-        return f"__init__({shown}) takes {count} networks; the automatic harness builds one"
+        return f"__init__({shown}) takes {count} networks; the automatic harness builds one or two"
     return given  # type: ignore[return-value]
+
+
+# Words a network's or an optimizer's parameter name is made of, besides the letter or word that
+# pairs them (`optimizerG` with `netG`, `optimizer_d` with `loss_netD`).
+_PAIRING_NOISE = re.compile(r"optimi[sz]er|optim|opt|loss|network|net|model|with|_")
+
+
+def _pairing_tag(name: str) -> str:
+    """What pairs an optimizer with a network by name: `g` for netG, optimizerG, generator."""
+    lowered = name.lower()
+    for word in ("generator", "discriminator"):
+        if word in lowered:
+            return word[0]
+    return _PAIRING_NOISE.sub("", lowered)
+
+
+def _optimizer_networks(
+    params: Sequence[str], given: Sequence[str], pair: tuple[str, str]
+) -> tuple[int, ...]:
+    """For each optimizer ``__init__`` takes (an "optimizer" role, in order), the network whose
+    weights it updates: 0 the main one, 1 the second (``pair``: their parameters). By name
+    (`optimizerG` updates `netG`); else, for two optimizers, in the order of the networks; else
+    the main network."""
+    optimizers = [param for param, role in zip(params, given) if role == "optimizer"]
+    tags = [_pairing_tag(param) for param in pair]
+    order = sorted(range(2), key=lambda index: params.index(pair[index]))
+    chosen = []
+    for position, param in enumerate(optimizers):
+        tag = _pairing_tag(param)
+        if tag and tag in tags and tags.count(tag) == 1:
+            chosen.append(tags.index(tag))
+        elif len(optimizers) == 2:
+            chosen.append(order[position])
+        else:
+            chosen.append(0)
+    return tuple(chosen)
+
+
+def _derived_from(class_def: ast.ClassDef, network: str) -> set[str]:
+    """Names that hold what ``network`` (`self.netG`) returns, or something computed from it
+    (`fake = self.netG(noise)`, then `fake = ops.stop_gradient(fake)`)."""
+    assignments = [node for node in ast.walk(class_def) if isinstance(node, ast.Assign)]
+    derived: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in assignments:
+            if not _mentions(node.value, network, derived):
+                continue
+            for target in node.targets:
+                for item in ast.walk(target):
+                    if isinstance(item, ast.Name) and item.id not in derived:
+                        derived.add(item.id)
+                        changed = True
+    return derived
+
+
+def _mentions(expression: ast.expr, network: str, names: set[str]) -> bool:
+    """Whether ``expression`` calls ``network`` or reads one of ``names``."""
+    return any(
+        (isinstance(node, ast.Call) and _dotted(node.func) == network)
+        or (isinstance(node, ast.Name) and node.id in names)
+        for node in ast.walk(expression)
+    )
+
+
+def _feeds(class_def: ast.ClassDef, source: str, sink: str) -> bool:
+    """Whether what network attribute ``source`` returns is passed to network ``sink`` in the
+    class (`fake = self.netG(noise)`, then `self.netD(fake)`): the source maps inputs to inputs
+    of the sink, as a GAN's generator does its discriminator's."""
+    derived = _derived_from(class_def, f"self.{source}")
+    return any(
+        _mentions(arg, f"self.{source}", derived) for args in _network_calls(class_def, sink) for arg in args
+    )
+
+
+def _network_pair(
+    init: Optional[ast.FunctionDef],
+    versions: list[ast.ClassDef],
+    classes: dict[str, ast.ClassDef],
+    pair: tuple[str, str],
+) -> Union[tuple[str, str, str, int], str]:
+    """For an ``__init__`` that takes two networks (``pair``: their parameters), the main one
+    (whose output the step's loss is), the second, what stands in for the second ("map": a
+    network of its input's shape, whose output the main one takes, as a GAN's generator; "loss":
+    another loss network, as Pix2Pix's `loss_netD` beside `loss_netG`), and how many inputs the
+    second takes; or why no pair of probes fits."""
+    places: dict[str, list[tuple[ast.ClassDef, str]]] = {}
+    for param in pair:
+        attribute = _network_attribute(init, param)
+        if any(_network_calls(version, attribute) for version in versions):
+            places[param] = [(version, attribute) for version in versions]
+        else:
+            wrapper = _wrapper_of(init, param, classes)
+            places[param] = [wrapper] if wrapper is not None else []
+
+    def feeds(source: str, sink: str) -> bool:
+        return any(
+            _feeds(place, attribute, sink_attribute)
+            for place, attribute in places[source]
+            for other, sink_attribute in places[sink]
+            if other is place
+        )
+
+    first, second = pair
+    forward, backward = feeds(first, second), feeds(second, first)
+    if forward and backward:
+        return f"its two networks ({first}, {second}) each take what the other returns"
+    main, other, kind = (second, first, "map") if forward else (first, second, "map" if backward else "loss")
+    calls = [args for place, attribute in places[other] for args in _network_calls(place, attribute)]
+    inputs = len(calls[0]) if calls else 1
+    if kind == "map" and inputs > 1:
+        return f"its second network ({other}) maps {inputs} inputs; a second probe network maps one"
+    return main, other, kind, inputs
+
+
+def _pair_calls(
+    init: Optional[ast.FunctionDef],
+    versions: list[ast.ClassDef],
+    classes: dict[str, ast.ClassDef],
+    param: str,
+) -> list[list[ast.expr]]:
+    """The argument lists network parameter ``param`` is called with, in the step or the Cell of
+    this file it is wrapped in."""
+    attribute = _network_attribute(init, param)
+    calls = [args for version in versions for args in _network_calls(version, attribute)]
+    wrapper = None if calls else _wrapper_of(init, param, classes)
+    return _network_calls(*wrapper) if wrapper is not None else calls
 
 
 def _plan_cell(
@@ -692,6 +826,15 @@ def _plan_cell(
         positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args][1:]]
         params = positional[: len(given_or_problem)]
         init_given = _unpacked_optimizers(init, params, given_or_problem)
+    second: tuple[str, str, int, tuple[int, ...]] = ("", "", 0, ())  # parameter, kind, inputs, optimizers
+    if init_given.count("network") == 2:
+        pair = tuple(param for param, role in zip(params, init_given) if role == "network")
+        found = _network_pair(init, versions, classes, pair)  # type: ignore[arg-type]
+        if isinstance(found, str):
+            return SitePlan(name, line, "none", problem=found)
+        main, other, kind, other_inputs = found
+        init_given = tuple("network 2" if param == other else role for param, role in zip(params, init_given))
+        second = (other, kind, other_inputs, _optimizer_networks(params, init_given, (main, other)))
     network_param = params[init_given.index("network")]
     names, why = _signature(construct.args, skip_self=True)
     if not names:
@@ -704,9 +847,10 @@ def _plan_cell(
     wrapper = None if calls else _wrapper_of(init, network_param, classes)
     if wrapper is not None:  # the step calls its network only through a Cell it wraps it in
         calls = _network_calls(*wrapper)
-    inputs = _cell_inputs(
-        names, calls, set().union(*(_starred_names(version, attribute) for version in versions))
-    )
+    # The second network's inputs are the step's too (a generator's noise).
+    second_calls = _pair_calls(init, versions, classes, second[0]) if second[0] else []
+    starred = set().union(*(_starred_names(version, attribute) for version in versions))
+    inputs = _cell_inputs(names, calls + second_calls, starred)
     if unpacked and calls:  # what the step unpacks and never gives its network: a number it uses
         passed = {arg.id for args in calls for arg in args if isinstance(arg, ast.Name)}
         inputs = tuple(
@@ -718,7 +862,8 @@ def _plan_cell(
         return SitePlan(name, line, "none", problem="the network takes no inputs")
     varargs = any(_passes_starred(version, attribute) for version in versions)
     defaulted = _defaulted_inputs(construct.args, calls)
-    known = networks(name, attribute) if networks is not None else None
+    # The project's own network stands in for one network only.
+    known = networks(name, attribute) if networks is not None and not second[0] else None
     if known is not None:
         # The probe variants stand in for a network the step might be given; the run knows the
         # one it is given, and a variant it is not (a *inputs network for a fixed construct)
@@ -752,6 +897,9 @@ def _plan_cell(
         network_file=network_file,
         network_builder=network_builder,
         network_loss=network_loss,
+        second_network=second[1],
+        second_network_inputs=second[2],
+        optimizer_networks=second[3],
     )
 
 
