@@ -1526,3 +1526,66 @@ def test_steps_given_two_networks_are_proven_and_a_wrong_rewrite_of_each_differs
     _, data = verify_json(before, after, "--mode", "pynative")
     for site in ("GenTrainStep", "PairTrainStep"):
         assert rows(data)[(site, "pynative")]["verdict"] == "differs", data
+
+
+# ESRGAN's discriminator step: the network it is given holds the generator, which the step only
+# switches out of training; the probe has no such part.
+SWITCHED_PART = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class TrainOneStepD(nn.Cell):
+    def __init__(self, D, optimizer, sens=1.0):
+        super().__init__(auto_prefix=False)
+        self.optimizer = optimizer
+        self.D = D
+        self.D.set_grad()
+        self.D.set_train()
+        self.D.generator.set_grad(False)
+        self.D.generator.set_train(False)
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = sens
+        self.weights = optimizer.parameters
+
+    def construct(self, hr, lr):
+        loss = self.D(hr, lr)
+        sens = ops.ones_like(loss) * self.sens
+        grads = self.grad(self.D, self.weights)(hr, lr, sens)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+def test_parts_a_step_only_switches_out_of_training_get_stand_ins_and_parts_it_uses_do_not() -> None:
+    def parts(text: str) -> tuple[str, ...]:
+        (plan,) = differing_sites(text, migrate_text(text, Version(2, 8)).text)
+        return plan.network_parts
+
+    assert parts(SWITCHED_PART) == ("generator",)
+    # A part the step keeps (to call it), or whose weights it reads, is not one the probe can
+    # stand in for.
+    kept = SWITCHED_PART.replace("self.sens = sens\n", "self.sens = sens\n        self.part = D.generator\n")
+    assert kept != SWITCHED_PART and parts(kept) == ()
+    read = SWITCHED_PART.replace(
+        "self.weights = optimizer.parameters", "self.weights = self.D.generator.trainable_params()"
+    )
+    assert parts(read) == ()
+
+
+@pytest.mark.mindspore
+def test_a_step_that_switches_a_part_of_its_network_is_proven_and_says_so(tmp_path: Path) -> None:
+    before, after = upgraded(SWITCHED_PART, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("TrainOneStepD", mode)]
+        assert (
+            row["verdict"] == "equal" and "empty stand-ins" in row["detail"] and "generator" in row["detail"]
+        )
+    text = after.read_text()
+    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
+    assert wrong != text, text
+    after.write_text(wrong)
+    _, data = verify_json(before, after, "--mode", "pynative")
+    assert rows(data)[("TrainOneStepD", "pynative")]["verdict"] == "differs", data

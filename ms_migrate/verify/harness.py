@@ -546,6 +546,7 @@ def _probe_outcomes(
                         defaulted=site.get("defaulted", 0),
                         word=probe.naming_word(site.get("weight_words", ())),
                     )
+                    probe.with_parts(network, site.get("network_parts", ()))
                     cls = getattr(module, site["name"])
                     arguments, sources = _init_arguments(
                         site["arguments"],
@@ -824,6 +825,7 @@ STOOD_IN = (
 
 EXITED = "the module's import ended in exit(0) ({}), as running it would: what it defines above that ran"
 CRITERION = "its criterion was MindSpore's nn.MSELoss, in place of the one the training script passes"
+SWITCHED_PARTS = "the probe carried empty stand-ins for the parts the step only switches out of training ({})"
 SECOND_NETWORK = {
     "map": "its second network was a second probe that maps the inputs the first takes (a generator's place)",
     "loss": "its second network was a second probe loss network",
@@ -844,6 +846,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
         details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
         details += [SECOND_NETWORK[site["second_network"]]] if site.get("second_network") else []
+        parts = ", ".join(site.get("network_parts", ()))
+        details += [SWITCHED_PARTS.format(parts)] if parts else []
         exited = getattr(modules, "exited", ())
         details += [EXITED.format(", ".join(exited))] if exited else []
         if details:  # after what the harness said of the run (the project's network, images)

@@ -326,6 +326,22 @@ def network(
     return net
 
 
+class SwitchedPart(nn.Cell):
+    """A part of a network that a step only switches out of training (`self.G.vgg.set_grad(False)`):
+    the probe has no such part, and this empty one takes the switch. Called, it returns its input."""
+
+    def construct(self, x):
+        return x
+
+
+def with_parts(net: nn.Cell, names: Sequence[str]) -> nn.Cell:
+    """``net`` with a ``SwitchedPart`` under each of ``names`` that it lacks."""
+    for name in names:
+        if not hasattr(net, name):
+            setattr(net, name, SwitchedPart())
+    return net
+
+
 def seeded_inputs(
     roles: Sequence[str], seed: int, image: bool = False, image_label: bool = False
 ) -> tuple[Tensor, ...]:

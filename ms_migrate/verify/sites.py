@@ -91,6 +91,7 @@ class SitePlan:
     second_network: str = ""
     second_network_inputs: int = 0
     optimizer_networks: tuple[int, ...] = ()  # per optimizer: 0 the main network's weights, 1 the second's
+    network_parts: tuple[str, ...] = ()  # sub-Cells the step only switches out of training (stand-ins)
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -744,6 +745,41 @@ def _feeds(class_def: ast.ClassDef, source: str, sink: str) -> bool:
     )
 
 
+# What a step may do to a part of its network without the part computing anything: switch it out
+# of training (ESRGAN's `self.D.generator.set_grad(False)`, CycleGAN's `self.G.D_A.set_train(False)`).
+SWITCHES = frozenset({"set_grad", "set_train", "add_flags", "add_flags_recursive"})
+
+
+def _network_parts(class_def: ast.ClassDef, network_param: str, attribute: str) -> tuple[str, ...]:
+    """The sub-Cells of the network that the step only switches (``SWITCHES``), reached from
+    ``__init__``'s parameter or the attribute it keeps the network in (`self.G.vgg.set_grad(False)`):
+    the probe carries an empty Cell under each name. A part used any other way (called, its
+    weights read) is not one: the probe has nothing to stand in for it."""
+    roots = {network_param, f"self.{attribute}"}
+    switched: set[str] = set()
+    used: set[str] = set()
+    switch_receivers: set[int] = set()
+    for node in ast.walk(class_def):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SWITCHES
+            and isinstance(node.func.value, ast.Attribute)
+            and _dotted(node.func.value.value) in roots
+        ):
+            switched.add(node.func.value.attr)
+            switch_receivers.add(id(node.func.value))
+    for node in ast.walk(class_def):
+        if (
+            isinstance(node, ast.Attribute)
+            and id(node) not in switch_receivers
+            and _dotted(node.value) in roots
+            and node.attr in switched
+        ):
+            used.add(node.attr)
+    return tuple(sorted(name for name in switched - used if not name.startswith("_")))
+
+
 def _network_pair(
     init: Optional[ast.FunctionDef],
     versions: list[ast.ClassDef],
@@ -900,6 +936,7 @@ def _plan_cell(
         second_network=second[1],
         second_network_inputs=second[2],
         optimizer_networks=second[3],
+        network_parts=_network_parts(first, network_param, attribute),
     )
 
 
