@@ -4,7 +4,8 @@ Importing a notebook's cells as they are would run all of them: the download, th
 training loop. Verify needs only what its train steps and grad functions are made of, so the
 cells' module keeps imports, classes, functions, and assignments that call nothing but MindSpore,
 numpy and a few pure builtins (`BATCH = 32`, `clip_grad = C.MultitypeFuncGraph("clip_grad")`,
-`reciprocal = P.Reciprocal()`); every other top-level statement becomes blank lines, so that line
+`reciprocal = P.Reciprocal()`) or objects those made (`@clip_grad.register("Number", "Tensor")` on
+a def); every other top-level statement becomes blank lines, so that line
 numbers stay those of the cells' module. What reads a name left out when it is defined (an
 assignment from `cfg`, a default argument `lr=cfg.lr`) is left out too; a class whose methods read
 one (`cfg = edict({...})`) fails in BEFORE as well: the row says "could not run", never "equal".
@@ -124,6 +125,10 @@ def definitions_text(text: str) -> str:
     for statement in tree.body:
         if _keeps(statement, callable_names, defined):
             defined |= _bound(statement)
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(statement.value, ast.Call):
+                # A library's object (`grad_scale = C.MultitypeFuncGraph(...)`): what calls it
+                # defines things too (`@grad_scale.register("Tensor", "Tensor")` on a def).
+                callable_names |= _bound(statement)
             continue
         defined -= _bound(statement)  # `list = load(...)` left out: the name is not the builtin
         decorators = getattr(statement, "decorator_list", [])
