@@ -248,3 +248,58 @@ def test_a_file_is_parsed_for_a_missing_name_only_where_it_follows_its_module(
     module's last part, an alias bound to it, or a from-import of it); `ms.Tensor` beside an
     import of `functional` named 1,291 files of a model zoo for 110 with a finding."""
     assert rule_for("MS211").applies_to(text, Version(2, 10)) is parsed
+
+
+def _ms211(text: str, target: str = "2.8") -> list[str]:
+    run = downgrade_text if Version.parse(target) < Version(2, 0) else migrate_text
+    return [item.message for item in run(text, Version.parse(target)).diagnostics if item.code == "MS211"]
+
+
+def test_a_name_no_release_has_is_reported_where_its_module_is_listed_whole() -> None:
+    """Code of MindSpore 1.1 orders its steps with ControlDepend (gone in 1.2), which no release
+    checked has: its module's names are listed whole, so the absence is known, and said, never
+    fixed. A misspelt name and a module no release has are reported alike."""
+    text = (
+        "import mindspore.nn as nn\n"
+        "import mindspore.nn.functional as NF\n"
+        "from mindspore.ops import functional as F\n"
+        "from mindspore.ops import operations as P\n"
+        "from mindspore.ops.operations import ControlDepend\n"
+        "order = P.ControlDepend(depend_mode=1)\n"
+        "F.control_depend(1, 2)\n"
+        "loss = nn.BCEloss()\n"
+    )
+    found = _ms211(text)
+    assert len(found) == 5, found
+    assert found[0].startswith(
+        "`import mindspore.nn.functional` (`mindspore.nn.functional`) is in no MindSpore"
+    )
+    assert (
+        "`mindspore.ops.operations.ControlDepend` is in no MindSpore release checked (1.7-1.10, 2.7-2.10)"
+        in found[1]
+    )
+    assert (
+        "gone before 1.7, or never a name of `mindspore.ops.operations`; MindSpore names no replacement"
+        in found[1]
+    )
+    assert found[2].startswith("`P.ControlDepend` (`mindspore.ops.operations.ControlDepend`) is in no")
+    assert found[3].startswith("`F.control_depend` (`mindspore.ops.functional.control_depend`) is in no")
+    assert found[4].startswith("`nn.BCEloss` (`mindspore.nn.BCEloss`) is in no")
+    assert _ms211(text, "1.10") == found  # in no release, whichever the target
+    assert migrate_text(text, Version(2, 8)).text == text  # never fixed
+
+
+def test_a_name_is_not_called_unknown_where_a_release_holds_it_or_its_module_is_not_listed_whole() -> None:
+    facts_ = api_facts()
+    assert facts_ is not None
+    # Another package's object that a module listed whole holds (a protobuf class): there to use.
+    assert "mindspore.train.serialization.Checkpoint" in facts_.foreign
+    assert _ms211("from mindspore.train import serialization\nc = serialization.Checkpoint()\n") == []
+    # A module whose own names only are listed (it also holds what it imports): nothing is said.
+    assert _ms211("import mindspore.train.model as m\nx = m.load_checkpoint\n") == []
+    # A local that shadows the import, an attribute of a value, and a name a release has.
+    assert (
+        _ms211("from mindspore.ops import operations as P\n\ndef f(P):\n    return P.ControlDepend\n") == []
+    )
+    assert _ms211("import mindspore.nn as nn\nnet = nn.Dense(2, 2)\nnet.not_a_layer\n") == []
+    assert _ms211("import mindspore.nn as nn\nnn.Dense(2, 2)\n") == []

@@ -1589,3 +1589,52 @@ def test_a_step_that_switches_a_part_of_its_network_is_proven_and_says_so(tmp_pa
     after.write_text(wrong)
     _, data = verify_json(before, after, "--mode", "pynative")
     assert rows(data)[("TrainOneStepD", "pynative")]["verdict"] == "differs", data
+
+
+# A MindSpore 1.1 loss-scaled step: ControlDepend orders the overflow check, and no release from
+# 1.7 on has it.
+CONTROL_DEPEND = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+from mindspore.ops import functional as F
+from mindspore.ops import operations as P
+
+
+class TrainStep(nn.Cell):
+    def __init__(self, network, optimizer, sens=1.0):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        self.sens = sens
+        self.depend_parameter_use = P.ControlDepend(depend_mode=1)
+
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        sens = ops.ones_like(loss) * self.sens
+        grads = self.grad(self.network, self.weights)(x, label, sens)
+        self.depend_parameter_use(loss, sens)
+        F.control_depend(loss, sens)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_orders_with_the_removed_control_depend_is_proven_and_says_so(tmp_path: Path) -> None:
+    """Without the stand-in both versions fail as the step is built; with it each runs, the row
+    names it, and a rewrite that scales the sensitivity still differs."""
+    before, after = upgraded(CONTROL_DEPEND, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("TrainStep", mode)]
+        assert row["verdict"] == "equal", data
+        assert "ControlDepend, control_depend (gone since MindSpore 1.2) ran as a stand-in" in row["detail"]
+    text = after.read_text()
+    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
+    assert wrong != text, text
+    after.write_text(wrong)
+    _, data = verify_json(before, after, "--mode", "pynative")
+    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "differs", data

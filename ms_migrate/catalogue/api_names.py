@@ -32,18 +32,11 @@ import sys
 import warnings
 from typing import Any, Optional
 
+from ms_migrate.facts.public_modules import SKIPPED
+
 # Private modules that public code imports all the same (mindspore-ai/models: `Validator` from
 # `mindspore._checkparam` in 60-odd files).
 PRIVATE_BUT_USED = ("mindspore._checkparam",)
-# Subpackages that hold no Python API, or whose import needs hardware or a server.
-SKIPPED = (
-    "mindspore.lib",
-    "mindspore.include",
-    "mindspore.offline_debug",
-    "mindspore.ops_generate",
-    "mindspore.akg",
-    "mindspore.lite",
-)
 
 
 def _quiet() -> None:
@@ -82,6 +75,15 @@ def _facade(module: Any, compared: tuple[str, ...]) -> bool:
     from ms_migrate.catalogue.scan import PUBLIC_MODULES
 
     return hasattr(module, "__path__") or module.__name__ in (*PUBLIC_MODULES, *compared)
+
+
+def _foreign_of(module: Any, listed: list[str]) -> list[str]:
+    """The public attributes of a facade module that are not listed: another package's objects it
+    holds (`mindspore.multiprocessing.Pool`, a protobuf class), and lazy ones that failed to load
+    here. They are there to use all the same, so a name of the module that no release lists and
+    none holds so is one no release has (MS211)."""
+    kept = set(listed)
+    return sorted(name for name in dir(module) if not name.startswith("_") and name not in kept)
 
 
 def _names_of(module: Any, compared: tuple[str, ...] = ()) -> list[str]:
@@ -203,12 +205,14 @@ def members_of(dotted: str) -> tuple[list[str], dict[str, Optional[list[list[Any
 
 def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
     """{"mindspore": release, "modules": {module: [name, ...]}, "signatures": {module: {...}},
-    "members": {class: [name, ...]}} for every importable public module, with signatures for
+    "members": {class: [name, ...]}, "foreign": {module: [name, ...]}} for every importable public
+    module (``foreign``: see ``_foreign_of``), with signatures for
     ``signature_modules``; one of them that names a class has its members listed, and their
     signatures."""
     _quiet()
     root = importlib.import_module("mindspore")
     modules: dict[str, list[str]] = {}
+    foreign: dict[str, list[str]] = {}
     pending = ["mindspore", *PRIVATE_BUT_USED]
     seen: set[str] = set()
     while pending:
@@ -220,6 +224,10 @@ def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
         if module is None:
             continue
         modules[name] = _names_of(module, signature_modules)
+        if _facade(module, signature_modules):
+            others = _foreign_of(module, modules[name])
+            if others:
+                foreign[name] = others
         for info in pkgutil.iter_modules(getattr(module, "__path__", None) or []):
             pending.append(f"{name}.{info.name}")
     classes = {name: members_of(name) for name in signature_modules if name not in modules}
@@ -231,6 +239,7 @@ def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
             **{name: listed[1] for name, listed in classes.items() if listed[0]},
         },
         "members": {name: listed[0] for name, listed in sorted(classes.items()) if listed[0]},
+        "foreign": dict(sorted(foreign.items())),
     }
 
 

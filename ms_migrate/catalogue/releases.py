@@ -7,7 +7,10 @@ have it and its names grouped by the releases that have them::
     "mindspore.dataset.vision": {"in": "1.7-2.10", "names": {"1.7-2.10": ["Resize", ...], ...}}
 
 Release ranges are written over the ordered releases checked: ``"1.7-1.10"``, ``"1.8-1.10,2.7"``.
-A name in no release checked is not in the file: nothing is said about it.
+A name in no release checked is not in the file: nothing is said about it. ``foreign`` lists, per
+module whose names are listed whole, the attributes it holds that are not MindSpore's own (another
+package's objects) or that failed to load: there, though not listed as names, so that a name such a
+module is asked for which is in neither list is one no release has (MS211).
 
 For the modules the declared moves (``rules/releases/moves.json``) name, ``signatures`` holds
 each callable's parameters on each release, grouped the same way; for a move of kind "members"
@@ -100,6 +103,11 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "in": ranges(module_releases[module], order),
             "names": _grouped(name_releases[module], order),
         }
+    foreign: dict[str, dict[str, list[str]]] = {}
+    for release in order:
+        for module, names in listings[release].get("foreign", {}).items():
+            for name in names:
+                foreign.setdefault(module, {}).setdefault(name, []).append(release)
     members: dict[str, dict[str, list[str]]] = {}
     for release in order:
         for owner, names in listings[release].get("members", {}).items():
@@ -130,6 +138,7 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "signatures": signatures,
         "members": {owner: _grouped(by_name, order) for owner, by_name in sorted(members.items())},
         "probes": probes,
+        "foreign": {module: _grouped(by_name, order) for module, by_name in sorted(foreign.items())},
     }
 
 

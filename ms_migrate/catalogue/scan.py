@@ -31,54 +31,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
+from ms_migrate.facts.public_modules import PUBLIC_MODULES
+
 GENERATOR = "ms-migrate catalogue build"
 CHANNELS = ("decorator", "module-redirect", "warning", "context-table", "docstring")
 KINDS = ("api", "parameter", "module", "context-key")
-
-# The namespaces users import from. A name is public when it is reached from one of these without
-# a leading underscore; submodules are not walked, so an object is named only where it is exported.
-PUBLIC_MODULES = (
-    "mindspore",
-    "mindspore.amp",
-    "mindspore.boost",
-    "mindspore.common",
-    "mindspore.communication",
-    "mindspore.communication.comm_func",
-    "mindspore.communication.management",
-    "mindspore.context",
-    "mindspore.dataset",
-    "mindspore.dataset.audio",
-    "mindspore.dataset.config",
-    "mindspore.dataset.text",
-    "mindspore.dataset.transforms",
-    "mindspore.dataset.vision",
-    "mindspore.device_context",
-    "mindspore.experimental.optim",
-    "mindspore.graph",
-    "mindspore.hal",
-    "mindspore.mindrecord",
-    "mindspore.mint",
-    "mindspore.mint.distributed",
-    "mindspore.mint.linalg",
-    "mindspore.mint.nn",
-    "mindspore.mint.nn.functional",
-    "mindspore.mint.optim",
-    "mindspore.mint.special",
-    "mindspore.nn",
-    "mindspore.nn.probability",
-    "mindspore.numpy",
-    "mindspore.ops",
-    "mindspore.ops.functional",
-    "mindspore.ops.composite",
-    "mindspore.ops.operations",
-    "mindspore.parallel",
-    "mindspore.profiler",
-    "mindspore.runtime",
-    "mindspore.train",
-    "mindspore.train.callback",
-    "mindspore.train.serialization",
-    "mindspore.utils",
-)
 
 # Bare replacements such as ``ops.pad`` or ``Tensor.isclose`` are spelled relative to ``mindspore``.
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")

@@ -61,6 +61,9 @@ class ApiFacts:
     probes: dict[str, tuple[tuple[frozenset[Version], Any], ...]]  # what running each release gave
     # (old, new) -> the keywords its equal cases passed where both sides take only **kwargs
     proven_keywords: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # "module.name": what a module listed whole holds besides its names (another package's
+    # objects, lazy ones that failed to load), in any release checked
+    foreign: frozenset[str] = frozenset()
 
     def probe(self, name: str, target: Version) -> Any:
         """What the probe ``name`` gave on the releases that stand for ``target``; None where they
@@ -279,6 +282,12 @@ def api_facts() -> Optional[ApiFacts]:
             releases = spans(spec)
             for short in short_names:
                 names[f"{module}.{short}"] = releases
+    foreign = frozenset(
+        f"{module}.{short}"
+        for module, by_spec in data.get("foreign", {}).items()
+        for short_names in by_spec.values()
+        for short in short_names
+    )
     for owner, by_spec in data.get("members", {}).items():  # a class's members, as names of it
         for spec, short_names in by_spec.items():
             releases = spans(spec)
@@ -307,4 +316,4 @@ def api_facts() -> Optional[ApiFacts]:
         name: tuple((spans(spec), answer) for spec, answer in by_spec.items())
         for name, by_spec in data.get("probes", {}).items()
     }
-    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes, keywords)
+    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes, keywords, foreign)

@@ -21,6 +21,7 @@ from ms_migrate.analysis.names import dotted_name
 from ms_migrate.analysis.text_scan import at_line_starts
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.facts.public_modules import PUBLIC_MODULES, SKIPPED
 from ms_migrate.facts.releases import ApiFacts, Move, api_facts, binds_alike
 from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.text_edits import column
@@ -81,6 +82,12 @@ class NameNotInTarget(Rule):
     constants of `_checkparam`) gives way to the module under the same local name, where each
     member used is a proven pair. py_transforms is reported with the replacement named, never
     fixed.
+
+    A name that no release checked has is reported too, where the module it is asked of is one
+    whose names the facts list whole (a package, or a namespace users import from) and that
+    holds nothing of that name in any release, not even another package's object: code of 1.0
+    and 1.1 (`P.ControlDepend`, `F.control_depend`, gone in 1.2 for `F.depend`), a misspelt name
+    (`nn.BCEloss`), a PyTorch name (`nn.Module`). Never fixed: no release says what it became.
     See https://mindspore.cn/docs/en/r1.9/api_python/mindspore.dataset.transforms.html and
     https://www.mindspore.cn/docs/en/r2.0/api_python/mindspore/mindspore.jit.html.
     """
@@ -114,6 +121,7 @@ class NameNotInTarget(Rule):
                 "from mindspore.profiler.profiling import Profiler\n\nprofiler = Profiler(is_detail=True)\n"
             ),
             Example("import mindspore as ms\nfrom mindspore import mint\n", "1.10"),
+            Example("from mindspore.ops import operations as P\n\norder = P.ControlDepend(depend_mode=1)\n"),
         ),
     )
 
@@ -146,6 +154,43 @@ class Missing:
     # last part -> the part before it in each missing dotted name (`functional` for
     # `mindspore.ops.functional.Tensor`): what an attribute or a from-import names it after
     parents: dict[str, frozenset[str]] = field(default_factory=dict)
+    # last part -> the modules of that last part the target has and the facts list whole (a
+    # package, or a namespace users import from): a name one of them is asked for that no
+    # release checked lists is one no release has (`P.ControlDepend`, gone in 1.2; `nn.BCEloss`)
+    whole: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def names_unknown(self, text: str) -> frozenset[str]:
+        """The words ``text`` asks a module listed whole for (`P.ControlDepend`, `from
+        mindspore.ops.operations import ControlDepend`) that no release checked has there;
+        the rule then resolves each use. Kept for the last text."""
+        last = _last_unknown.get(self.target)
+        if last is not None and (last[0] is text or last[0] == text):
+            return last[1]
+        found = frozenset(self._names_unknown(text))
+        _last_unknown[self.target] = (text, found)
+        return found
+
+    def _names_unknown(self, text: str) -> Iterator[str]:
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        facts, whole = self.facts, self.whole
+        aliases: Optional[dict[str, set[str]]] = None
+        asked = {*_OWNED.findall(text)}
+        asked |= {
+            (module, item.split(" as ")[0].strip().strip("()\\").strip())
+            for module, listed in (match.groups() for match in at_line_starts(_FROM_IMPORT, text))
+            for item in listed.split(",")
+        }
+        for owner, word in asked:
+            if not word or word.startswith("_") or word == "*":
+                continue
+            modules = whole.get(owner)
+            if modules is None:
+                if aliases is None:
+                    aliases = _aliases(text)
+                modules = frozenset().union(*(whole.get(part, ()) for part in aliases.get(owner, ())))
+            if modules and not any(_held(facts, f"{module}.{word}") for module in modules):
+                yield word
 
     @property
     def words(self) -> frozenset[str]:
@@ -190,7 +235,7 @@ class Missing:
             if any(all(map(written, parts)) for parts in self.spellings[word])
         }
         if not words:
-            return False
+            return bool(self.names_unknown(text))
         if any(name in words and module in self.parents[name] for module, name in imported):
             return True
         aliases: Optional[dict[str, set[str]]] = None
@@ -207,10 +252,19 @@ class Missing:
                 aliases = _aliases(text)
             if aliases.get(owner.group(1), set()) & self.parents[word]:
                 return True
-        return False
+        return bool(self.names_unknown(text))
+
+
+def _held(facts: ApiFacts, dotted: str) -> bool:
+    """Whether some release checked has ``dotted``: a name, a module, or another package's object
+    that a module listed whole holds."""
+    return dotted in facts.names or dotted in facts.modules or dotted in facts.foreign
 
 
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
+_last_unknown: dict[Version, tuple[str, frozenset[str]]] = {}  # the same, of names_unknown
+# `owner.word`, each pair of a chain (`ops.operations.X` gives both): what a module is asked for.
+_OWNED = re.compile(r"(\w+)(?=\s*\.\s*(\w+))")
 
 # A word after a dot: `findall` of every one, then one set intersection with the missing names'
 # last parts. A trie of those parts as one pattern scanned about as fast, but compiling it cost
@@ -266,7 +320,20 @@ def missing_at(target: Version) -> Optional[Missing]:
         spellings.setdefault(word, set()).add(frozenset(parts))
         parents.setdefault(word, set()).add(dotted.split(".")[-2])
     found = {word: tuple(found) for word, found in spellings.items()}
-    return Missing(facts, target, modules, names, found, {word: frozenset(p) for word, p in parents.items()})
+    packages = {module.rpartition(".")[0] for module in facts.modules}
+    whole: dict[str, set[str]] = {}
+    for module in present:
+        if (module in PUBLIC_MODULES or module in packages) and not module.startswith(SKIPPED):
+            whole.setdefault(module.rpartition(".")[2], set()).add(module)
+    return Missing(
+        facts,
+        target,
+        modules,
+        names,
+        found,
+        {word: frozenset(p) for word, p in parents.items()},
+        {word: frozenset(listed) for word, listed in whole.items()},
+    )
 
 
 Fixed = Union[Fix, str]  # a fix, or why there is none
@@ -287,11 +354,14 @@ class _Finder:
 
     def findings(self) -> Iterator[Diagnostic]:
         words = self.missing.words
+        unknown = self.missing.names_unknown(self.ctx.text)
         for node in self.ctx.nodes:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 yield from self._import(node)
-            elif isinstance(node, ast.Attribute) and node.attr in words and isinstance(node.ctx, ast.Load):
-                found = self._chain(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found = self._chain(node) if node.attr in words else None
+                if found is None and node.attr in unknown:
+                    found = self._unknown_chain(node)
                 if found is not None:
                     yield found
 
@@ -321,8 +391,13 @@ class _Finder:
                     yield self._report(
                         alias, verdict, f"`import {alias.name}`", self._import_fix(alias, verdict)
                     )
+                elif self._unknown(alias.name):
+                    yield self._report_unknown(alias, alias.name, f"`import {alias.name}`")
             return
         if node.level or not node.module:
+            return
+        if self._unknown(node.module):
+            yield self._report_unknown(node, node.module, f"`from {node.module} import`")
             return
         verdict = self.verdict(node.module)
         if verdict is not None and not self._names_moved(node):
@@ -335,6 +410,8 @@ class _Finder:
             found = _Verdict("name", dotted) if verdict is not None else self.verdict(dotted)
             if found is not None:
                 yield self._report(alias, found, "", self._from_name_fix(node, alias, found))
+            elif verdict is None and self._unknown(dotted):
+                yield self._report_unknown(alias, dotted, "")
 
     def _names_moved(self, node: ast.ImportFrom) -> bool:
         """Each name this statement imports has a move of its own (`Profiler` out of the removed
@@ -369,6 +446,40 @@ class _Finder:
         if self.ctx.qualified_name(node) != unscoped:
             return None  # a local name shadows the import
         return self._report(node, verdict, f"`{dotted}`", self._chain_fix(node, verdict))
+
+    def _unknown(self, dotted: str) -> bool:
+        """Whether ``dotted`` is a name of a module listed whole that no release checked has."""
+        module, _, name = dotted.rpartition(".")
+        return (
+            not name.startswith("_")
+            and name != "*"
+            and module in self.missing.whole.get(module.rpartition(".")[2], ())
+            and not _held(self.facts, dotted)
+        )
+
+    def _unknown_chain(self, node: ast.Attribute) -> Optional[Diagnostic]:
+        """`P.ControlDepend`: a chain that asks a module listed whole for a name no release
+        checked has (not inside another such name, not shadowed)."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        binding = self.ctx.resolver.imports.get(root)
+        if binding is None or not binding.qualified.startswith("mindspore"):
+            return None
+        unscoped = f"{binding.qualified}.{rest}"
+        if not self._unknown(unscoped) or self.ctx.qualified_name(node) != unscoped:
+            return None
+        return self._report_unknown(node, unscoped, f"`{dotted}`")
+
+    def _report_unknown(self, node: ast.AST, dotted: str, shown: str) -> Diagnostic:
+        facts, module = self.facts, dotted.rpartition(".")[0]
+        subject = f"{shown} (`{dotted}`)" if shown and shown.strip("`") != dotted else f"`{dotted}`"
+        message = (
+            f"{subject} is in no MindSpore release checked ({facts.checked()}): gone before "
+            f"{facts.releases[0]}, or never a name of `{module}`; MindSpore names no replacement"
+        )
+        return self.rule.diagnostic(node, message, None, None)
 
     # --- messages --------------------------------------------------------------------------
 

@@ -28,7 +28,15 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn
 
-from ms_migrate.verify import compat, device_guard, float_status, probe, project_network, standins
+from ms_migrate.verify import (
+    compat,
+    device_guard,
+    float_status,
+    probe,
+    project_network,
+    removed_ops,
+    standins,
+)
 from ms_migrate.verify.compare import Tally
 from ms_migrate.verify.model import Verdict, worst
 
@@ -832,6 +840,22 @@ SECOND_NETWORK = {
 }
 
 
+REMOVED_OPS = (
+    "{} (gone since MindSpore 1.2) ran as a stand-in that only orders two operations, as it did; "
+    "the file needs it replaced to run on this MindSpore (MS211)"
+)
+
+
+def _removed_stand_ins(context: Context, modules: Callable[[str], ModuleType]) -> list[str]:
+    """The stand-ins of ``removed_ops`` that the site's module names (BEFORE's, where this
+    worker runs it)."""
+    label = "before" if "before" in context.sides else "after"
+    try:
+        return removed_ops.named_by(modules(label))
+    except ImportFailure:
+        return []
+
+
 def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]) -> dict[str, Any]:
     """Everything about one site in this worker's mode, as the JSON the parent reads; while only
     recording BEFORE, what it recorded under ``"recorded"`` (and no verdict of its own)."""
@@ -850,6 +874,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         details += [SWITCHED_PARTS.format(parts)] if parts else []
         exited = getattr(modules, "exited", ())
         details += [EXITED.format(", ".join(exited))] if exited else []
+        removed = _removed_stand_ins(context, modules)
+        details += [REMOVED_OPS.format(", ".join(removed))] if removed else []
         if details:  # after what the harness said of the run (the project's network, images)
             result["detail"] = "; ".join(filter(None, [result.get("detail"), *details]))
     if context.records_only:

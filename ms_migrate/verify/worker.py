@@ -489,6 +489,9 @@ def serve(setup: dict, tasks: IO[str], channel: Channel) -> None:
         from ms_migrate.verify import float_status
 
         float_status.install()  # before any project module binds the operators
+    from ms_migrate.verify import removed_ops
+
+    removed_ops.install()
     from ms_migrate.verify import device_guard
 
     device_guard.install(ms)  # the device is --device's: a script's own choice is left out
