@@ -18,7 +18,7 @@ from functools import cache
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import dotted_name
-from ms_migrate.analysis.text_scan import at_line_starts
+from ms_migrate.analysis.text_scan import at_line_starts, at_word_starts
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
 from ms_migrate.facts.public_modules import PUBLIC_MODULES, SKIPPED
@@ -154,43 +154,28 @@ class Missing:
     # last part -> the part before it in each missing dotted name (`functional` for
     # `mindspore.ops.functional.Tensor`): what an attribute or a from-import names it after
     parents: dict[str, frozenset[str]] = field(default_factory=dict)
-    # last part -> the modules of that last part the target has and the facts list whole (a
-    # package, or a namespace users import from): a name one of them is asked for that no
-    # release checked lists is one no release has (`P.ControlDepend`, gone in 1.2; `nn.BCEloss`)
-    whole: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the modules the target has whose names the facts list whole (a package, or a namespace
+    # users import from): a name one of them is asked for that no release checked has is one no
+    # release has (`P.ControlDepend`, gone in 1.2; `nn.BCEloss`)
+    whole: frozenset[str] = frozenset()
 
     def names_unknown(self, text: str) -> frozenset[str]:
-        """The words ``text`` asks a module listed whole for (`P.ControlDepend`, `from
-        mindspore.ops.operations import ControlDepend`) that no release checked has there;
-        the rule then resolves each use. Kept for the last text."""
+        """The last parts of what ``text`` asks a module listed whole for, through MindSpore's
+        imports (`P.ControlDepend` with `from mindspore.ops import operations as P`, `from
+        mindspore.ops.operations import ControlDepend`, `import mindspore.nn.functional`), that
+        no release checked has there; the rule then resolves each use. Kept for the last text."""
         last = _last_unknown.get(self.target)
         if last is not None and (last[0] is text or last[0] == text):
             return last[1]
-        found = frozenset(self._names_unknown(text))
+        found = frozenset(
+            dotted.rpartition(".")[2]
+            for dotted in _asked_of_mindspore(text, self.facts)
+            if not dotted.rpartition(".")[2].startswith("_")
+            and dotted.rpartition(".")[0] in self.whole
+            and not _held(self.facts, dotted)
+        )
         _last_unknown[self.target] = (text, found)
         return found
-
-    def _names_unknown(self, text: str) -> Iterator[str]:
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        facts, whole = self.facts, self.whole
-        aliases: Optional[dict[str, set[str]]] = None
-        asked = {*_OWNED.findall(text)}
-        asked |= {
-            (module, item.split(" as ")[0].strip().strip("()\\").strip())
-            for module, listed in (match.groups() for match in at_line_starts(_FROM_IMPORT, text))
-            for item in listed.split(",")
-        }
-        for owner, word in asked:
-            if not word or word.startswith("_") or word == "*":
-                continue
-            modules = whole.get(owner)
-            if modules is None:
-                if aliases is None:
-                    aliases = _aliases(text)
-                modules = frozenset().union(*(whole.get(part, ()) for part in aliases.get(owner, ())))
-            if modules and not any(_held(facts, f"{module}.{word}") for module in modules):
-                yield word
 
     @property
     def words(self) -> frozenset[str]:
@@ -263,8 +248,58 @@ def _held(facts: ApiFacts, dotted: str) -> bool:
 
 _last_answer: dict[Version, tuple[str, bool]] = {}  # target -> the last text asked, and the answer
 _last_unknown: dict[Version, tuple[str, frozenset[str]]] = {}  # the same, of names_unknown
-# `owner.word`, each pair of a chain (`ops.operations.X` gives both): what a module is asked for.
-_OWNED = re.compile(r"(\w+)(?=\s*\.\s*(\w+))")
+
+# `import mindspore.nn as nn, mindspore` and `from mindspore.ops import (operations as P, ...)`
+_IMPORT_MINDSPORE = re.compile(r"import[ \t]+(mindspore[\w. \t,]*)")
+_FROM_MINDSPORE = re.compile(r"from[ \t]+(mindspore[\w.]*)[ \t]+import\b([ \t]*\([^)]*\)|[^\n(]*)")
+_AS = re.compile(r"\s+as\s+")
+
+
+def _asked_of_mindspore(text: str, facts: ApiFacts) -> Iterator[str]:
+    """Each dotted name ``text`` asks of a MindSpore module: what it imports, and the first part
+    of each chain after a name its imports bind to a module that is not itself a module."""
+    bound: dict[str, str] = {}  # local name -> the MindSpore module it is
+    for match in at_line_starts(_IMPORT_MINDSPORE, text):
+        for item in match.group(1).split(","):
+            parts = _AS.split(item.strip(), maxsplit=1)
+            name, alias = parts[0].strip(), parts[1].strip() if len(parts) > 1 else ""
+            if name.startswith("mindspore"):
+                bound[alias or "mindspore"] = name if alias else "mindspore"
+                yield name
+    for match in at_line_starts(_FROM_MINDSPORE, text):
+        module = match.group(1)
+        yield module
+        for item in match.group(2).strip().strip("()").split(","):
+            parts = _AS.split(item.strip(), maxsplit=1)
+            name = parts[0].strip().strip("\\").strip()
+            if not name or name == "*" or not name.isidentifier():
+                continue
+            dotted = f"{module}.{name}"
+            yield dotted
+            if dotted in facts.modules:
+                bound[(parts[1] if len(parts) > 1 else name).strip()] = dotted
+    if not bound:
+        return
+    for match in at_word_starts(_chains_from(tuple(sorted(bound))), text):
+        if text[match.start() - 1 : match.start()] == ".":
+            continue  # `self.nn.x`: an attribute, not the import
+        module = bound[match.group(1)]
+        for part in _WORD.findall(match.group(2)):
+            dotted = f"{module}.{part}"
+            if dotted not in facts.modules:
+                yield dotted
+                break
+            module = dotted
+
+
+_WORD = re.compile(r"\w+")
+
+
+@cache
+def _chains_from(names: tuple[str, ...]) -> re.Pattern[str]:
+    """`name.part.part`, for each of ``names``: one pattern for a file's imports."""
+    return re.compile(r"(" + "|".join(map(re.escape, names)) + r")((?:[ \t]*\.[ \t]*\w+)+)")
+
 
 # A word after a dot: `findall` of every one, then one set intersection with the missing names'
 # last parts. A trie of those parts as one pattern scanned about as fast, but compiling it cost
@@ -321,10 +356,11 @@ def missing_at(target: Version) -> Optional[Missing]:
         parents.setdefault(word, set()).add(dotted.split(".")[-2])
     found = {word: tuple(found) for word, found in spellings.items()}
     packages = {module.rpartition(".")[0] for module in facts.modules}
-    whole: dict[str, set[str]] = {}
-    for module in present:
-        if (module in PUBLIC_MODULES or module in packages) and not module.startswith(SKIPPED):
-            whole.setdefault(module.rpartition(".")[2], set()).add(module)
+    whole = frozenset(
+        module
+        for module in present
+        if (module in PUBLIC_MODULES or module in packages) and not module.startswith(SKIPPED)
+    )
     return Missing(
         facts,
         target,
@@ -332,7 +368,7 @@ def missing_at(target: Version) -> Optional[Missing]:
         names,
         found,
         {word: frozenset(p) for word, p in parents.items()},
-        {word: frozenset(listed) for word, listed in whole.items()},
+        whole,
     )
 
 
@@ -453,7 +489,7 @@ class _Finder:
         return (
             not name.startswith("_")
             and name != "*"
-            and module in self.missing.whole.get(module.rpartition(".")[2], ())
+            and module in self.missing.whole
             and not _held(self.facts, dotted)
         )
 
