@@ -56,6 +56,18 @@ def assert_proven_in_both_modes(before: Path, after: Path) -> None:
     }, data
 
 
+def assert_a_doubled_sens_differs(before: Path, after: Path, *sites: str) -> None:
+    """AFTER with its sensitivity doubled (``ops.ones_like(loss) * self.sens``) differs in PYNATIVE
+    at each of ``sites``: the harness that proved them can tell a wrong rewrite."""
+    text = after.read_text()
+    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
+    assert wrong != text, text
+    after.write_text(wrong)
+    _, data = verify_json(before, after, "--mode", "pynative")
+    for site in sites:
+        assert rows(data)[(site, "pynative")]["verdict"] == "differs", data
+
+
 def legacy_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
     """A GradOperation train step taking ``inputs``, passing ``network_call`` to its network."""
     return f"{header}\n" + textwrap.dedent(
@@ -1583,12 +1595,7 @@ def test_a_step_that_switches_a_part_of_its_network_is_proven_and_says_so(tmp_pa
         assert (
             row["verdict"] == "equal" and "empty stand-ins" in row["detail"] and "generator" in row["detail"]
         )
-    text = after.read_text()
-    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
-    assert wrong != text, text
-    after.write_text(wrong)
-    _, data = verify_json(before, after, "--mode", "pynative")
-    assert rows(data)[("TrainOneStepD", "pynative")]["verdict"] == "differs", data
+    assert_a_doubled_sens_differs(before, after, "TrainOneStepD")
 
 
 # A MindSpore 1.1 loss-scaled step: ControlDepend orders the overflow check, and no release from
@@ -1632,9 +1639,4 @@ def test_a_step_that_orders_with_the_removed_control_depend_is_proven_and_says_s
         row = rows(data)[("TrainStep", mode)]
         assert row["verdict"] == "equal", data
         assert "ControlDepend, control_depend (gone since MindSpore 1.2) ran as a stand-in" in row["detail"]
-    text = after.read_text()
-    wrong = text.replace("ops.ones_like(loss) * self.sens", "ops.ones_like(loss) * self.sens * 2.0")
-    assert wrong != text, text
-    after.write_text(wrong)
-    _, data = verify_json(before, after, "--mode", "pynative")
-    assert rows(data)[("TrainStep", "pynative")]["verdict"] == "differs", data
+    assert_a_doubled_sens_differs(before, after, "TrainStep")

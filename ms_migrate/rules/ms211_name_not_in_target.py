@@ -461,16 +461,12 @@ class _Finder:
     def _chain(self, node: ast.Attribute) -> Optional[Diagnostic]:
         """`ms.ms_function`, `vision.c_transforms`: the chain that ends in ``node`` names exactly
         something the target lacks (what lies inside it is reported at it, not again)."""
-        dotted = dotted_name(node)
-        if dotted is None:
+        named = self._through_import(node)
+        if named is None:
             return None
-        root, _, rest = dotted.partition(".")
-        binding = self.ctx.resolver.imports.get(root)
-        if binding is None or not binding.qualified.startswith("mindspore"):
-            return None
-        if self.verdict(binding.qualified) is not None:
+        dotted, imported, unscoped = named
+        if self.verdict(imported) is not None:
             return None  # the import of the missing module is reported, and fixed, there
-        unscoped = f"{binding.qualified}.{rest}"
         if self.verdict(unscoped.rpartition(".")[0]) is not None:
             return None  # inside a missing name (`cp.Validator.check_bool`): reported at that name
         if unscoped in self.missing.modules:
@@ -482,6 +478,20 @@ class _Finder:
         if self.ctx.qualified_name(node) != unscoped:
             return None  # a local name shadows the import
         return self._report(node, verdict, f"`{dotted}`", self._chain_fix(node, verdict))
+
+    def _through_import(self, node: ast.Attribute) -> Optional[tuple[str, str, str]]:
+        """The chain that ends in ``node`` as written (`P.ControlDepend`), what its first name's
+        MindSpore import binds (`mindspore.ops.operations`), and the two joined
+        (`mindspore.ops.operations.ControlDepend`: the caller checks that no local shadows the
+        import); None for a chain that starts elsewhere."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        binding = self.ctx.resolver.imports.get(root)
+        if binding is None or not binding.qualified.startswith("mindspore"):
+            return None
+        return dotted, binding.qualified, f"{binding.qualified}.{rest}"
 
     def _unknown(self, dotted: str) -> bool:
         """Whether ``dotted`` is a name of a module listed whole that no release checked has."""
@@ -496,14 +506,10 @@ class _Finder:
     def _unknown_chain(self, node: ast.Attribute) -> Optional[Diagnostic]:
         """`P.ControlDepend`: a chain that asks a module listed whole for a name no release
         checked has (not inside another such name, not shadowed)."""
-        dotted = dotted_name(node)
-        if dotted is None:
+        named = self._through_import(node)
+        if named is None:
             return None
-        root, _, rest = dotted.partition(".")
-        binding = self.ctx.resolver.imports.get(root)
-        if binding is None or not binding.qualified.startswith("mindspore"):
-            return None
-        unscoped = f"{binding.qualified}.{rest}"
+        dotted, _, unscoped = named
         if not self._unknown(unscoped) or self.ctx.qualified_name(node) != unscoped:
             return None
         return self._report_unknown(node, unscoped, f"`{dotted}`")
