@@ -144,6 +144,20 @@ def test_a_package_a_helper_imports_that_no_requirements_file_names_is_found(tmp
     train = tmp_path / "train.py"
     train.write_text("import cv2.dnn\nfrom tqdm import tqdm\nfrom src.config import cfg\n", encoding="utf-8")
     assert imported_packages(train) == ("cv2", "yaml")
+    # A notebook's code cells, its magics left out (maskrcnn.ipynb's `from easydict import ...`).
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["import pandas"]},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": ["%matplotlib inline\n", "from easydict import EasyDict as edict\n"],
+        },
+    ]
+    notebook = tmp_path / "train.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert imported_packages(notebook) == ("easydict",)
     (tmp_path / "requirements.txt").write_text("opencv-python\n", encoding="utf-8")
     made = (
         ("/rt/python", str((tmp_path / "requirements.txt").resolve()), ("/cache/opencv",)),

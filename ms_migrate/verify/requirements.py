@@ -41,6 +41,7 @@ from functools import cache
 from pathlib import Path
 from typing import Optional
 
+from ms_migrate.files import sources
 from ms_migrate.files.project_root import project_folders
 from ms_migrate.verify.imports import DISTRIBUTIONS, holds_module, import_place
 from ms_migrate.verify.reached import third_party_imports
@@ -253,13 +254,13 @@ def _installed_spec(python: str, spec: str, numpy: Optional[str], cache: Path) -
 
 
 def imported_packages(path: Path) -> tuple[str, ...]:
-    """The names of ``IMPORTED`` that the file at ``path``, and the project files it reaches,
-    import (a notebook: none)."""
-    if path.suffix != ".py":
+    """The names of ``IMPORTED`` that the file at ``path`` (a notebook: its code cells), and the
+    project files it reaches, import."""
+    if path.suffix not in (".py", ".ipynb"):
         return ()
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = sources.read_source(path).text
+    except sources.SourceError:
         return ()
     place = import_place(path, text)
     search_path = [str(path.resolve().parent), *place.roots]
