@@ -194,6 +194,7 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
         "try:\n    import cv2\nexcept ImportError:\n    cv2 = None\n"
         "@clip_grad.register('Number', 'Tensor')\ndef _clip(value, grad):\n    return grad\n"
         "@cfg.register('Tensor')\ndef _unregistered(grad):\n    return grad\n"
+        "mae = clip_grad.eval()\n"
         "def decorated(cls):\n    return cls\n"
         "@decorated\nclass Step(nn.Cell):\n    pass\n"
         "@registered(cfg)\nclass Unregistered(nn.Cell):\n    pass\n"
@@ -212,6 +213,7 @@ def test_a_notebook_s_definitions_keep_their_lines_and_drop_what_runs() -> None:
     # Its registrations are kept with it (tinybert's `grad_scale` had none, and both versions
     # failed: "cannot find fn match given args"); one on an object left out is not.
     assert "def _clip" in kept and "def _unregistered" not in kept
+    assert "mae =" not in kept  # a kept object called outside a decorator computes (MAE's eval)
     assert "create_dataset" not in kept and "train(" not in kept and "for epoch" not in kept
     assert "edict({" not in kept  # another library's call may read files: left out
     # What reads a name left out, when it is defined, is left out too (it would fail the import).

@@ -4,8 +4,8 @@ Importing a notebook's cells as they are would run all of them: the download, th
 training loop. Verify needs only what its train steps and grad functions are made of, so the
 cells' module keeps imports, classes, functions, and assignments that call nothing but MindSpore,
 numpy and a few pure builtins (`BATCH = 32`, `clip_grad = C.MultitypeFuncGraph("clip_grad")`,
-`reciprocal = P.Reciprocal()`) or objects those made (`@clip_grad.register("Number", "Tensor")` on
-a def); every other top-level statement becomes blank lines, so that line
+`reciprocal = P.Reciprocal()`), and defs that those objects decorate (`@clip_grad.register("Number",
+"Tensor")`); every other top-level statement becomes blank lines, so that line
 numbers stay those of the cells' module. What reads a name left out when it is defined (an
 assignment from `cfg`, a default argument `lr=cfg.lr`) is left out too; a class whose methods read
 one (`cfg = edict({...})`) fails in BEFORE as well: the row says "could not run", never "equal".
@@ -90,8 +90,12 @@ def _guarded_imports(statement: ast.stmt) -> bool:
     )
 
 
-def _keeps(statement: ast.stmt, callable_names: frozenset[str], defined: set[str]) -> bool:
-    """Whether importing ``statement`` only defines things, from names already ``defined``."""
+def _keeps(
+    statement: ast.stmt, callable_names: frozenset[str], defined: set[str], made: frozenset[str] = frozenset()
+) -> bool:
+    """Whether importing ``statement`` only defines things, from names already ``defined``.
+    ``made``: the library objects kept assignments made, which a decorator may call
+    (`@grad_scale.register("Tensor")`), and nothing else (`mae = metric.eval()` computes)."""
     if isinstance(statement, ast.Try):
         return _guarded_imports(statement)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -108,7 +112,14 @@ def _keeps(statement: ast.stmt, callable_names: frozenset[str], defined: set[str
         return False
     calls = [node for node in nodes if isinstance(node, ast.Call)]
     read = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    return all(_root(call.func) in callable_names for call in calls) and read <= defined
+    decorators = {id(item) for item in getattr(statement, "decorator_list", ())}
+    return (
+        all(
+            _root(call.func) in callable_names or (id(call) in decorators and _root(call.func) in made)
+            for call in calls
+        )
+        and read <= defined
+    )
 
 
 def definitions_text(text: str) -> str:
@@ -122,13 +133,14 @@ def definitions_text(text: str) -> str:
     callable_names = _library_names(tree) | _PURE_BUILTINS
     defined = set(dir(builtins))
     lines = text.split("\n")
+    made: frozenset[str] = frozenset()
     for statement in tree.body:
-        if _keeps(statement, callable_names, defined):
+        if _keeps(statement, callable_names, defined, made):
             defined |= _bound(statement)
             if isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(statement.value, ast.Call):
-                # A library's object (`grad_scale = C.MultitypeFuncGraph(...)`): what calls it
-                # defines things too (`@grad_scale.register("Tensor", "Tensor")` on a def).
-                callable_names |= _bound(statement)
+                # A library's object (`grad_scale = C.MultitypeFuncGraph(...)`), which a def's
+                # decorator may register with.
+                made |= _bound(statement)
             continue
         defined -= _bound(statement)  # `list = load(...)` left out: the name is not the builtin
         decorators = getattr(statement, "decorator_list", [])
