@@ -89,3 +89,29 @@ def test_a_large_gitignore_of_literal_patterns_compiles_no_regex() -> None:
     assert matcher.decide("generated_7/x.py", False) is True and matcher.decide("src/x.py", False) is None
     assert matcher.decide("cache/file_8.bin", False) is True
     assert matcher.decide("a/cache/file_8.bin", False) is None
+
+
+def test_a_pattern_git_matches_nothing_with_is_left_out_and_the_others_apply(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`output\\` (a Windows habit: a trailing backslash) stopped a whole run with pathspec's
+    GitIgnorePatternError (Kahsolt/MindSpore-2024-AI-model-develop-challenge). git matches
+    nothing with it and applies the other lines; so does the walk."""
+    import subprocess
+
+    from ms_migrate.files.sources import discover
+
+    lines = ["output\\", "gen/*", "keep.py"]
+    matcher = IgnoreFile(lines)
+    assert matcher.decide("output", True) is None and matcher.decide("output/a.py", False) is None
+    assert matcher.decide("gen/b.py", False) is True and matcher.decide("keep.py", False) is True
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name in ("output/a.py", "gen/b.py", "keep.py", "c.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    found = sorted(path.relative_to(tmp_path).as_posix() for path in discover([tmp_path]))
+    ignored = subprocess.run(
+        ["git", "-C", str(tmp_path), "check-ignore", "output/a.py", "gen/b.py", "keep.py", "c.py"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert found == ["c.py", "output/a.py"] and sorted(ignored) == ["gen/b.py", "keep.py"]

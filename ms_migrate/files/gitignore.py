@@ -54,8 +54,16 @@ class IgnoreFile:
         if globs:
             import pathspec  # only a .gitignore with real globs needs it
 
-            self.globs = pathspec.GitIgnoreSpec.from_lines(globs)
-            self.any_glob = _any_pattern(self.globs)
+            try:
+                self.globs = pathspec.GitIgnoreSpec.from_lines(globs)
+            except ValueError:
+                # A line pathspec cannot read (`output\`, a trailing backslash) matches nothing in
+                # git, and the others still apply: it is left out here as well.
+                kept = [(line, index) for line, index in zip(globs, self.glob_index) if _readable(line)]
+                self.glob_index = [index for _, index in kept]
+                self.globs = pathspec.GitIgnoreSpec.from_lines([line for line, _ in kept]) if kept else None
+            if self.globs is not None:
+                self.any_glob = _any_pattern(self.globs)
 
     def __bool__(self) -> bool:
         return bool(self.names or self.paths or self.suffixes or self.globs)
@@ -179,6 +187,17 @@ def _literal(line: str) -> Optional[tuple[str, str, bool, bool]]:
     if not body or any(part in (".", "..") for part in body.split("/")):
         return None
     return ("paths" if anchored else "names", body, dir_only, include)
+
+
+def _readable(line: str) -> bool:
+    """Whether pathspec can read the pattern ``line``."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def _suffixes(part: str, most: int) -> Iterable[str]:
