@@ -64,7 +64,7 @@ IMPORTED = {
     name: DISTRIBUTIONS.get(name, name)
     for name in (
         "PIL", "cv2", "easydict", "h5py", "imageio", "matplotlib", "nltk", "pandas", "pycocotools",
-        "requests", "scipy", "six", "skimage", "sklearn", "tabulate", "termcolor", "tqdm", "yaml",
+        "pytest", "requests", "scipy", "six", "skimage", "sklearn", "tabulate", "termcolor", "tqdm", "yaml",
     )
 }  # fmt: skip
 _RUNTIME_OWN = re.compile(r"mindspore([-_.].*)?|numpy", re.IGNORECASE)
