@@ -1640,3 +1640,56 @@ def test_a_step_that_orders_with_the_removed_control_depend_is_proven_and_says_s
         assert row["verdict"] == "equal", data
         assert "ControlDepend, control_depend (gone since MindSpore 1.2) ran as a stand-in" in row["detail"]
     assert_a_doubled_sens_differs(before, after, "TrainStep")
+
+
+# An attack library's Jacobian helper: the step seeds backpropagation with one of its own inputs,
+# which has the shape of the network's output, not of a loss.
+SENS_GIVEN = """\
+import mindspore.nn as nn
+from mindspore.ops import GradOperation
+
+
+class GradWithSens(nn.Cell):
+    def __init__(self, network):
+        super().__init__()
+        self.grad = GradOperation(get_all=False, sens_param=True)
+        self.network = network
+
+    def construct(self, inputs, weight):
+        gout = self.grad(self.network)(inputs, weight)
+        return gout
+"""
+
+
+def test_a_step_that_seeds_the_grad_with_its_own_input_gets_a_probe_that_returns_its_prediction() -> None:
+    (plan,) = differing_sites(SENS_GIVEN, migrate_text(SENS_GIVEN, Version(2, 8)).text)
+    assert (plan.kind, plan.inputs, plan.network_inputs, plan.raw_output) == (
+        "cell",
+        ("feature", "label"),
+        1,
+        True,
+    )
+    # A sensitivity the step makes itself, or a scalar, keeps the loss.
+    made = SENS_GIVEN.replace("(inputs, weight)", "(inputs, weight * 1.0)")
+    (plan,) = differing_sites(made, migrate_text(made, Version(2, 8)).text)
+    assert not plan.raw_output
+    scalar = SENS_GIVEN.replace("weight", "sens")
+    (plan,) = differing_sites(scalar, migrate_text(scalar, Version(2, 8)).text)
+    assert plan.inputs[-1] == "scalar" and not plan.raw_output
+
+
+@pytest.mark.mindspore
+def test_a_jacobian_helper_is_proven_and_a_wrong_rewrite_of_it_differs(tmp_path: Path) -> None:
+    """On the loss-returning probe both versions failed ("Bprop ReduceMean ... x_shape {6, 2}")."""
+    before, after = upgraded(SENS_GIVEN, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    assert {mode: row["verdict"] for (_, mode), row in rows(data).items()} == {
+        "pynative": "equal",
+        "graph": "equal",
+    }
+    text = after.read_text()
+    assert "(inputs, weight)" in text, text
+    after.write_text(text.replace("(inputs, weight)", "(inputs, weight * 2.0)"))
+    _, data = verify_json(before, after, "--mode", "pynative")
+    assert rows(data)[("GradWithSens", "pynative")]["verdict"] == "differs", data

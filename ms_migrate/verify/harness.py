@@ -553,6 +553,7 @@ def _probe_outcomes(
                         portable=context.portable,
                         defaulted=site.get("defaulted", 0),
                         word=probe.naming_word(site.get("weight_words", ())),
+                        raw=site.get("raw_output", False),
                     )
                     probe.with_parts(network, site.get("network_parts", ()))
                     cls = getattr(module, site["name"])

@@ -96,8 +96,11 @@ def batch_norm(features: int, portable: bool) -> nn.Cell:
 class _Probe(nn.Cell):
     """tanh(x W + b) against a label; extra outputs are weight-dependent auxiliaries."""
 
-    def __init__(self, outputs: int = 1, stateful: bool = False, portable: bool = False) -> None:
+    def __init__(
+        self, outputs: int = 1, stateful: bool = False, portable: bool = False, raw: bool = False
+    ) -> None:
         super().__init__()
+        self.raw = raw  # return tanh(x W + b) itself, shaped as a label, not the loss
         rng = np.random.RandomState(7)
         self.weight = Parameter(Tensor(rng.randn(FEATURES, TARGETS).astype(np.float32) * 0.5), name="weight")
         self.bias = Parameter(Tensor(rng.randn(TARGETS).astype(np.float32) * 0.1), name="bias")
@@ -115,6 +118,8 @@ class _Probe(nn.Cell):
         if self.stateful:
             out = self.drop(self.norm(out))
         out = ops.tanh(out)
+        if self.raw:
+            return out
         loss = ops.reduce_mean((out - label) ** 2)
         if self.outputs == 1:
             return loss
@@ -308,17 +313,19 @@ def network(
     portable: bool = False,
     defaulted: int = 0,
     word: str = "",
+    raw: bool = False,
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
     ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
     ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs.
-    ``word``: to be part of its weight's name (see ``naming_word``)."""
+    ``word``: to be part of its weight's name (see ``naming_word``). ``raw``: it returns its
+    prediction (a label's shape), not the loss (``sites.SitePlan.raw_output``)."""
     if kind == "varargs":
-        net = ProbeVarargs(outputs, stateful=True, portable=portable)
+        net = ProbeVarargs(outputs, stateful=True, portable=portable, raw=raw)
     else:
         extra = defaulted if kind == "defaulted" else 0
         made = probe_class(inputs, extra, word)
-        net = made(outputs, stateful=kind == "stateful", portable=portable)
+        net = made(outputs, stateful=kind == "stateful", portable=portable, raw=raw)
     if kind not in ("dense", "defaulted"):
         net.set_train()
     if set_grad:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
@@ -92,6 +92,9 @@ class SitePlan:
     second_network_inputs: int = 0
     optimizer_networks: tuple[int, ...] = ()  # per optimizer: 0 the main network's weights, 1 the second's
     network_parts: tuple[str, ...] = ()  # sub-Cells the step only switches out of training (stand-ins)
+    # The probe returns its prediction, shaped as a label, not the loss: the step seeds the grad
+    # with one of its own inputs, which must have the shape of the network's output.
+    raw_output: bool = False
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -266,6 +269,23 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
     `self.grad(self.net)(x, t, (s1, s2))`) is the sensitivity, not a network input; without that
     keyword at hand, a trailing argument named like a loss scale is taken for one.
     """
+    direct, through_grad = [], []
+    for args, sens in _calls_and_sens(class_def, attribute):
+        (through_grad if sens is not None else direct).append(args)
+    return direct + through_grad
+
+
+def _sensitivities(class_def: ast.ClassDef, attribute: str) -> list[ast.expr]:
+    """The sensitivities the class seeds its network's backpropagation with (see
+    ``_network_calls``)."""
+    return [sens for _, sens in _calls_and_sens(class_def, attribute) if isinstance(sens, ast.expr)]
+
+
+def _calls_and_sens(
+    class_def: ast.ClassDef, attribute: str
+) -> Iterator[tuple[list[ast.expr], Union[ast.expr, bool, None]]]:
+    """Each call that passes arguments to the network: its arguments, and None for a direct call,
+    the sensitivity for one through a grad function that takes it, else False."""
     network = f"self.{attribute}"
     with_sens = _sens_grad_names(class_def)
     grad_functions: dict[str, ast.Call] = {}  # `f = self.grad(self.net)`: f, by name
@@ -279,12 +299,11 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
             and any(_dotted(arg) == network for arg in node.value.args)
         ):
             grad_functions[node.targets[0].id] = node.value
-    direct, through_grad = [], []
     for node in ast.walk(class_def):
         if not isinstance(node, ast.Call) or any(isinstance(arg, ast.Starred) for arg in node.args):
             continue
         if _dotted(node.func) == network:
-            direct.append(list(node.args))
+            yield list(node.args), None
             continue
         if (
             isinstance(node.func, ast.Call)
@@ -300,9 +319,9 @@ def _network_calls(class_def: ast.ClassDef, attribute: str) -> list[list[ast.exp
         if args and (
             _takes_sens(maker, with_sens) or (isinstance(args[-1], ast.Name) and _is_scalar_name(args[-1].id))
         ):
-            args = args[:-1]
-        through_grad.append(args)
-    return direct + through_grad
+            yield args[:-1], args[-1]
+        else:
+            yield args, False
 
 
 def _applies_grad(call: ast.Call) -> bool:
@@ -892,6 +911,15 @@ def _plan_cell(
         inputs = tuple(
             "scalar" if name in unpacked and name not in passed else role for name, role in zip(names, inputs)
         )
+    # A step that seeds backpropagation with one of its own tensors (a Jacobian's `weight`, as
+    # attack libraries' `GradWithSens` do) wants a network whose output has that tensor's shape.
+    given_sens = {
+        sens.id
+        for version in versions
+        for sens in _sensitivities(version, attribute)
+        if isinstance(sens, ast.Name)
+    }
+    raw_output = any(name in given_sens and role != "scalar" for name, role in zip(names, inputs))
     # A packed input is a feature and a label: the probe's two inputs.
     arity = len(calls[0]) if calls else sum({"scalar": 0, "packed": 2}.get(role, 1) for role in inputs)
     if arity < 1:
@@ -937,6 +965,7 @@ def _plan_cell(
         second_network_inputs=second[2],
         optimizer_networks=second[3],
         network_parts=_network_parts(first, network_param, attribute),
+        raw_output=raw_output,
     )
 
 
