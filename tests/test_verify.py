@@ -862,3 +862,86 @@ def test_a_requirements_package_comes_back_as_it_was_for_the_next_project_that_h
         worker._EVER_INSTALLED[:] = saved_ever
         for name in [name for name in sys.modules if name.startswith("msm_req_pkg")]:
             del sys.modules[name]
+
+
+REMOVED_HELPER = """\
+from mindspore.ops import operations as P
+from mindspore.ops.operations import ResizeBilinear
+import mindspore.nn.layer.quant as quant
+from mindspore.dataset.transforms import py_transforms
+
+RESIZE_CLASS = P.ResizeBilinear
+{used}
+
+def make_resize():
+    return ResizeBilinear((4, 4))
+"""
+GUARDED_HELPER = """\
+try:
+    from mindspore.ops.operations import ResizeBilinear
+except ImportError:
+    ResizeBilinear = None
+"""
+
+
+@pytest.mark.mindspore
+def test_a_mindspore_name_a_release_removed_is_stood_in_for_at_import_and_named(tmp_path: Path) -> None:
+    """A helper the step's file imports names three things 2.10 no longer has (an operator, two
+    modules): the step runs, equal, and the verdict names them. The same helper building the
+    operator at import cannot run, and says which name it used. A helper that guards its import
+    keeps its own fallback: nothing is stood in for."""
+    step = STEP_WITH_STRAY_IMPORTS.split("\n\n\n", 1)[1]
+    for name, helper in {
+        "stray": REMOVED_HELPER.format(used=""),
+        "used": REMOVED_HELPER.format(used="RESIZE = P.ResizeBilinear((2, 2))"),
+        "guarded": GUARDED_HELPER,
+    }.items():
+        (tmp_path / f"helper_{name}.py").write_text(helper, encoding="utf-8")
+        source = f"import mindspore.nn as nn\nimport mindspore.ops as ops\nimport helper_{name}\n\n\n{step}"
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    files = [str(tmp_path / f"{name}.py") for name in ("stray", "used", "guarded")]
+    report = tmp_path / "report.json"
+    options = ("--target-version", "2.10", "--no-cache", "--dry-run", "--report", str(report))
+    code, output = invoke("upgrade", "--verify", *options, *files)
+    assert code == 2, output
+    named = (
+        "stood in for mindspore.dataset.transforms.py_transforms, mindspore.nn.layer.quant, "
+        "mindspore.ops.operations.ResizeBilinear (MindSpore 2.10."
+    )
+    assert_equal_in_both_modes(output, "stray.py: TrainStep:6", named)
+    for mode in ("pynative", "graph"):
+        refused = f"used.py: TrainStep:6 ({mode}): could not run: BEFORE raised at import: StandInUsed: "
+        assert refused + "mindspore.ops.operations.ResizeBilinear was used" in output, output
+    guarded = next(
+        item for item in json.loads(report.read_text())["files"] if item["path"].endswith("guarded.py")
+    )
+    assert [(row["verdict"], row["detail"]) for row in guarded["verified"]] == [("equal", "")] * 2
+
+
+def test_only_a_mindspore_name_an_earlier_release_had_is_stood_in_for() -> None:
+    from ms_migrate.verify.removed_names import asked, removed
+
+    gone = ImportError("cannot import name 'ResizeBilinear' from 'mindspore.ops.operations' (/x.py)")
+    assert asked(gone) == "mindspore.ops.operations.ResizeBilinear"
+    assert asked(AttributeError("module 'mindspore.ops' has no attribute 'ResizeBilinear'")) == (
+        "mindspore.ops.ResizeBilinear"
+    )
+    module = ModuleNotFoundError(
+        "No module named 'mindspore.nn.layer.quant'", name="mindspore.nn.layer.quant"
+    )
+    assert asked(module) == "mindspore.nn.layer.quant"
+    assert asked(ModuleNotFoundError("No module named 'pandas'", name="pandas")) is None
+    assert asked(AttributeError("'Tensor' object has no attribute 'x'")) is None
+
+    assert (
+        removed("mindspore.ops.operations.ResizeBilinear", "2.8.0")
+        == "mindspore.ops.operations.ResizeBilinear"
+    )
+    assert removed("mindspore.ops.operations.ResizeBilinear", "1.10.1") is None  # 1.10 has it
+    # A name inside a removed module stands in as the module.
+    assert removed("mindspore.nn.layer.quant.Conv2dQuant", "2.8.0") == "mindspore.nn.layer.quant"
+    assert removed("mindspore.dataset.transforms.py_transforms", "2.7.2") is None  # 2.7 still has it
+    assert removed("mindspore.ops.operations.NoSuchOperator", "2.8.0") is None  # no release had it: a mistake
+    # Older than every release checked: not stood in for here (``removed_ops`` has its own).
+    assert removed("mindspore.ops.operations.ControlDepend", "2.8.0") is None
+    assert removed("mindspore.ops.operations.ResizeBilinear", "not a version") is None

@@ -34,6 +34,7 @@ from ms_migrate.verify import (
     float_status,
     probe,
     project_network,
+    removed_names,
     removed_ops,
     standins,
 )
@@ -868,6 +869,8 @@ def run_site(site: dict, context: Context, modules: Callable[[str], ModuleType])
         asked = getattr(modules, "device_asked", ())
         details = [STOOD_IN.format(", ".join(stood_in))] if stood_in else []
         details += [standins.describe(packages)] if packages else []
+        gone = getattr(modules, "removed", ())
+        details += [removed_names.describe(gone)] if gone else []
         details += [device_guard.describe(asked, os.environ.get("MS_MIGRATE_DEVICE", "CPU"))] if asked else []
         details += [CRITERION] if "criterion" in site.get("arguments", ()) else []
         details += [SECOND_NETWORK[site["second_network"]]] if site.get("second_network") else []

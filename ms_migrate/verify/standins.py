@@ -43,12 +43,14 @@ class _Absent:
     def __getattr__(self, name: str) -> _Absent:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # what copy, pickle and inspect probe for: absent
-        return _Absent(f"{self._dotted}.{name}")
+        return type(self)(f"{self._dotted}.{name}")
+
+    def _why(self) -> str:
+        return f"{self._dotted.split('.')[0]!r} is not installed in this runtime"
 
     def _used(self, *_: object, **__: object) -> NoReturn:
-        package = self._dotted.split(".")[0]
         raise StandInUsed(
-            f"{self._dotted} was used, and {package!r} is not installed in this runtime "
+            f"{self._dotted} was used, and {self._why()} "
             "(ms-migrate stood in for it: the import alone was not enough to run this site)"
         )
 
@@ -60,15 +62,20 @@ class _Absent:
 
 
 class _StandInModule(ModuleType):
+    placeholder: type[_Absent] = _Absent
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return _Absent(f"{self.__name__}.{name}")
+        return self.placeholder(f"{self.__name__}.{name}")
 
 
 class _Loader(importlib.abc.Loader):
+    def __init__(self, module_type: type[_StandInModule] = _StandInModule) -> None:
+        self.module_type = module_type
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = _StandInModule(spec.name)
+        module = self.module_type(spec.name)
         module.__path__ = []  # a package: `import pkg.sub` and `from pkg.sub import x` work too
         return module
 

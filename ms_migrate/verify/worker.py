@@ -110,6 +110,7 @@ class Versions:
         self.notify = notify
         self.loaded: dict[str, Any] = {}
         self.stood_in: set[str] = set()  # the packages this pair's imports are given stand-ins for
+        self.removed: set[str] = set()  # the MindSpore modules and names a release removed, stood in for
         self.device_asked: list[str] = []  # the device calls its imports made, left out
         self.exited: list[str] = []  # "BEFORE:158": a version whose import ended in exit(0)
 
@@ -125,9 +126,10 @@ class Versions:
 
     def _import(self, label: str) -> Any:
         """The version's module, or why it cannot be imported. A third-party package it imports
-        and the runtime lacks is stood in for (``ms_migrate.verify.standins``), and the import
-        tried again."""
-        from ms_migrate.verify import standins
+        and the runtime lacks is stood in for (``ms_migrate.verify.standins``), and so is a
+        MindSpore module or name a release removed (``ms_migrate.verify.removed_names``), and the
+        import tried again."""
+        from ms_migrate.verify import removed_names, standins
 
         while True:
             self.activate()
@@ -135,14 +137,19 @@ class Versions:
             if isinstance(outcome, ModuleType):
                 return outcome
             missing = self._standable(outcome)
-            if missing is None or len(self.stood_in) >= standins.MAX_STANDINS:
-                return self._failure(outcome, label)
-            self.stood_in.add(missing)
+            if missing is not None and len(self.stood_in) < standins.MAX_STANDINS:
+                self.stood_in.add(missing)
+                continue
+            gone = self._removed(outcome)
+            if gone is not None and len(self.removed) < removed_names.MAX_REMOVED:
+                self.removed.add(gone)
+                continue
+            return self._failure(outcome, label)
 
     def activate(self) -> None:
         """This pair's roots first on the path, its stand-ins (and no other pair's) allowed, and
         the release-fixed texts of the project modules it reaches in place of their files."""
-        from ms_migrate.verify import standins
+        from ms_migrate.verify import removed_names, standins
         from ms_migrate.verify.overlay import overlay
 
         if self.job.get("overlay"):
@@ -150,6 +157,7 @@ class Versions:
         _installed_first(self.job.get("installed", {}).get(os.path.abspath(sys.executable)))
         self.projects.activate(self.job["search_path"])
         standins.finder().activate(self.stood_in)
+        removed_names.finder().activate(self.removed)
 
     def _import_once(self, label: str) -> Any:
         """The module, or the exception its import raised."""
@@ -214,6 +222,18 @@ class Versions:
             return None
         return top
 
+    def _removed(self, error: BaseException) -> Optional[str]:
+        """The MindSpore module or name a failed import asked for, where a release removed it and
+        a stand-in may take its place (one not stood in for already: that it still fails is the
+        code's own doing)."""
+        from ms_migrate.verify import removed_names
+
+        dotted = removed_names.asked(error)
+        if dotted is None:
+            return None
+        gone = removed_names.removed(dotted, _runtime_version())
+        return gone if gone is not None and gone not in self.removed else None
+
     def project_module(self, name: str) -> ModuleType:
         """A module of the project by its dotted name (the file that defines a train step's
         network), imported as the versions' own imports would: with the file's roots on the path."""
@@ -233,8 +253,7 @@ class Versions:
             return ""
         from ms_migrate.verify.imports import missing_module_hint, removed_name_hint
 
-        version = getattr(sys.modules.get("mindspore"), "__version__", "")
-        removed = removed_name_hint(error.name, str(error), version or "(this release)")
+        removed = removed_name_hint(error.name, str(error), _runtime_version() or "(this release)")
         if removed:
             return f" ({removed})"
         if not isinstance(error, ModuleNotFoundError):
@@ -245,6 +264,10 @@ class Versions:
             error.name, where, self.job["search_path"], self.job.get("project_root"), sys.executable
         )
         return f" ({hint})" if hint else ""
+
+
+def _runtime_version() -> str:
+    return str(getattr(sys.modules.get("mindspore"), "__version__", ""))
 
 
 def _ended_well(error: BaseException, path: str) -> Optional[int]:
