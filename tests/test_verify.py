@@ -945,3 +945,129 @@ def test_only_a_mindspore_name_an_earlier_release_had_is_stood_in_for() -> None:
     # Older than every release checked: not stood in for here (``removed_ops`` has its own).
     assert removed("mindspore.ops.operations.ControlDepend", "2.8.0") is None
     assert removed("mindspore.ops.operations.ResizeBilinear", "not a version") is None
+
+
+TEST_FUNCTIONS = '''\
+import numpy as np
+import pytest
+import mindspore as ms
+import mindspore.nn as nn
+from mindspore import Tensor, ParameterTuple, context
+from mindspore.ops import composite as C
+
+
+@pytest.mark.level0
+def test_nested_cells():
+    context.set_context(mode=context.GRAPH_MODE)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.dense = nn.Dense(3, 2)
+
+        def construct(self, x):
+            return self.dense(x).sum()
+
+    class NetGrad(nn.Cell):
+        def __init__(self, net):
+            super(NetGrad, self).__init__()
+            self.grad_op = C.GradOperation(get_by_list=True)
+            self.net = net
+            self.weights = ParameterTuple(self.net.trainable_params())
+
+        def construct(self, x):
+            return self.grad_op(self.net, self.weights)(x)
+
+    net = NetGrad(Net())
+    net(Tensor(np.ones((4, 3)), ms.float32))
+
+
+def test_inline():
+    net = nn.Dense(3, 2)
+    x = Tensor(np.ones((4, 3)), ms.float32)
+    grad_fn = C.GradOperation(get_all=True)
+    out = grad_fn(net)(x)
+    assert out[0].shape == (4, 3)
+
+
+def test_never_builds_its_cell():
+    class NetGrad(nn.Cell):
+        def __init__(self, net):
+            super(NetGrad, self).__init__()
+            self.grad_op = C.GradOperation()
+            self.net = net
+
+        def construct(self, x):
+            return self.grad_op(self.net)(x)
+
+    y = Tensor(np.ones((2, 2)), ms.float32) * 2
+'''
+
+
+@pytest.mark.mindspore
+def test_a_test_function_that_takes_no_inputs_runs_as_written_and_is_compared_by_what_it_computes(
+    tmp_path: Path,
+) -> None:
+    """pytest runs `def test_x():` as it is, and so does verify: its Cells defined in its body,
+    its own mode left out. A test whose rewritten lines never run proves nothing; an AFTER that
+    computes other numbers differs, and the row says which value."""
+    before = tmp_path / "test_ops.py"
+    before.write_text(TEST_FUNCTIONS, encoding="utf-8")
+    report = tmp_path / "report.json"
+    options = ("--target-version", "2.10", "--no-cache", "--dry-run", "--report", str(report))
+    code, output = invoke("upgrade", "--verify", *options, str(before))
+    assert code == 2, output
+    rows = {
+        (row["site"].split(":")[0], row["mode"]): row
+        for row in json.loads(report.read_text(encoding="utf-8"))["files"][0]["verified"]
+    }
+    for mode in ("pynative", "graph"):
+        nested, inline = rows["test_nested_cells", mode], rows["test_inline", mode]
+        assert (nested["verdict"], inline["verdict"]) == ("equal", "equal"), output
+        assert "ran the test function as written" in nested["detail"]
+        assert "set_context(mode=0) left out: each row runs in its own mode" in nested["detail"]
+        assert "its locals at the end (net, out, x)" in inline["detail"]
+    never = rows["test_never_builds_its_cell", "pynative"]
+    assert never["verdict"] == "could not run"
+    assert never["reason"].startswith("the test function ran, but not the lines the rewrite changed")
+
+    after = tmp_path / "after.py"
+    upgraded = migrate_text(TEST_FUNCTIONS, target=Version(2, 10)).text
+    assert "out = (ms.grad(net, 0)(x),)" in upgraded
+    after.write_text(upgraded.replace("out = (ms.grad(net, 0)(x),)", "out = (ms.grad(net, 0)(x) * 2,)"))
+    code, output = invoke("verify", "--mode", "pynative", str(before), str(after))
+    assert "test_inline:35 (pynative): differs: its local out at the end differs" in output, output
+
+
+def test_only_a_test_function_pytest_runs_as_it_is_is_run_as_written() -> None:
+    from ms_migrate.verify.sites import differing_sites
+
+    def plans(source: str) -> dict[str, str]:
+        upgraded = migrate_text(source, target=Version(2, 10)).text
+        return {plan.name: plan.problem for plan in differing_sites(source, upgraded)}
+
+    body = "    grad_fn = C.GradOperation(get_all=True)\n    out = grad_fn(net)(x)\n"
+    head = "import pytest\nfrom mindspore.ops import composite as C\nimport mindspore as ms\n\n\n"
+    found = plans(
+        head
+        + "def test_plain():\n    net, x = make()\n"
+        + body
+        + "\n\n@pytest.mark.level0\ndef test_marked(mode=1):\n    net, x = make()\n"
+        + body
+        + "\n\ndef test_fixture(tmp_path):\n    net, x = make()\n"
+        + body
+        + "\n\n@ms.jit\ndef test_jit():\n    net, x = make()\n"
+        + body
+        + "\n\ndef check():\n    net, x = make()\n"
+        + body
+    )
+    assert found["test_plain"] == found["test_marked"] == ""
+    assert "takes inputs" not in found["test_fixture"]  # a fixture is an input it can seed
+    assert "decorated with ms.jit" in found["test_jit"]
+    assert "not a test function that pytest runs" in found["check"]
+
+    source = head + "def test_plain():\n    net, x = make()\n" + body
+    upgraded = migrate_text(source, target=Version(2, 10)).text
+    (plan,) = differing_sites(source, upgraded)
+    assert plan.compared_locals == ("net", "out", "x")
+    assert plan.changed_before == (8, 9) and plan.changed_after == (7,)  # the unused import went

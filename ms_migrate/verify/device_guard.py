@@ -11,11 +11,25 @@ whose file asked says what was left out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 DEVICE_KEYS = ("device_target", "device_id")
 
 _asked: list[str] = []  # what the code asked for since the last ``take_asked``
+_held: list[bool] = []  # inside ``mode_held``: the code's mode is left out too
+
+
+@contextmanager
+def mode_held() -> Iterator[None]:
+    """While a test function runs as written (``contained``): its own `set_context(mode=...)`
+    is left out too, so that each row runs in its own mode."""
+    _held.append(True)
+    try:
+        yield
+    finally:
+        _held.pop()
 
 
 def install(ms: Any) -> None:
@@ -25,7 +39,8 @@ def install(ms: Any) -> None:
     original = getattr(context, "set_context", None) or ms.set_context
 
     def set_context(*args: Any, **kwargs: Any) -> Any:
-        left_out = {key: kwargs.pop(key) for key in DEVICE_KEYS if key in kwargs}
+        keys = (*DEVICE_KEYS, "mode") if _held else DEVICE_KEYS
+        left_out = {key: kwargs.pop(key) for key in keys if key in kwargs}
         if left_out:
             shown = ", ".join(f"{key}={value!r}" for key, value in left_out.items())
             _asked.append(f"set_context({shown})")

@@ -30,6 +30,7 @@ from mindspore import Tensor, nn
 
 from ms_migrate.verify import (
     compat,
+    contained,
     device_guard,
     float_status,
     probe,
@@ -772,6 +773,117 @@ def _start_of(traces: dict[str, Trace], label: str) -> Optional[list[np.ndarray]
     return None
 
 
+def _contained_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
+    """A test function that takes no inputs, run as written (``contained``): its return value,
+    the calls it discards and its locals at the end, compared; in PYNATIVE mode, equal only
+    where the rewritten lines ran."""
+    traces: dict[str, Trace] = {}
+    builds: dict[str, Callable[[], tuple]] = {}
+    ran: dict[str, set[int]] = {}
+    asked: list[str] = []
+    compared = site["compared_locals"]
+    for label in LABELS:
+
+        def build(label: str = label) -> tuple:
+            context.reset()
+            function = contained.recording_function(modules[label], site["name"])
+            run = contained.Run(function, tuple(site[f"changed_{label}"]))
+            ran[label] = run.ran
+
+            def once() -> tuple:
+                with device_guard.mode_held():
+                    value = run()
+                asked.extend(device_guard.take_asked())
+                kept = [run.locals.get(name) for name in compared]
+                return tuple(contained.numbers(item) for item in (value, run.discarded, kept))
+
+            return once, (), []
+
+        builds[label] = build
+        make = lambda build=build: run_steps(build, 1, context.describe)  # noqa: E731
+        traces[label] = context.trace("contained", label, make)
+    before = traces["before"]
+    kept = before.outputs and contained.has_numbers(_numbers_of(before.outputs[0]))
+    if before.error is None and not kept:
+        return Outcome(Verdict.NOT_RUN, CONTAINED_NOTHING)
+    outcome = compare_traces(before, traces["after"], *context.tolerance)
+    if outcome.verdict is Verdict.DIFFERS and traces["after"].error is None:
+        outcome.reason = _contained_difference(before, traces["after"], compared, context) or outcome.reason
+    if outcome.verdict is Verdict.DIFFERS and not context.portable:
+        outcome = _unless_before_varies(outcome, before, builds["before"], context)
+    if outcome.verdict is not Verdict.EQUAL:
+        return outcome
+    missed = _rewrite_not_run(site, context, ran)
+    if missed:
+        return Outcome(Verdict.NOT_RUN, CONTAINED_NOT_RUN.format(missed), outcome.steps)
+    names = ", ".join(name for name in compared) or "none"
+    outcome.detail = CONTAINED_RAN.format(names)
+    if asked:
+        outcome.detail += (
+            f"; the code's {', '.join(dict.fromkeys(asked))} left out: each row runs in its own mode"
+        )
+    return outcome
+
+
+def _rewrite_not_run(site: dict, context: Context, ran: dict[str, set[int]]) -> str:
+    """The changed lines a test function's run should have reached and did not ("" if it did).
+    In PYNATIVE mode: AFTER's (BEFORE's, where the rewrite only removed lines). In GRAPH mode a
+    Cell's construct is compiled, not run line by line, so a changed line of either version that
+    ran (a grad operation built in __init__) is enough; PYNATIVE's row checks the rest."""
+    here = [label for label in LABELS if label in context.sides and site[f"changed_{label}"]]
+    if context.mode == "pynative":
+        label = "after" if site["changed_after"] else "before"
+        here = [label] if label in context.sides else []
+    if not here or any(ran.get(label) for label in here):
+        return ""
+    return "; ".join(
+        f"{label.upper()} line {', '.join(map(str, site[f'changed_{label}']))}" for label in here
+    )
+
+
+def _contained_difference(
+    before: Trace, after: Trace, compared: list[str], context: Context
+) -> Optional[str]:
+    """The first difference of a test function's runs, named by what holds it."""
+    if not (before.outputs and after.outputs):
+        return None
+    tally = Tally(*context.tolerance)
+    (_, (value_before, calls_before, kept_before)), (_, (value_after, calls_after, kept_after)) = (
+        before.outputs[0],
+        after.outputs[0],
+    )
+    _tally_tree(tally, value_before, value_after, "its return value")
+    if len(calls_before[1]) != len(calls_after[1]):
+        _tally_tree(tally, calls_before, calls_after, "what the calls whose values it discards return")
+    for index, (left, right) in enumerate(zip(calls_before[1], calls_after[1]), 1):
+        _tally_tree(tally, left, right, f"the value of discarded call {index}")
+    for name, left, right in zip(compared, kept_before[1], kept_after[1]):
+        _tally_tree(tally, left, right, f"its local {name} at the end")
+    return tally.first_mismatch
+
+
+def _numbers_of(tree: Any) -> Any:
+    """A recorded output tree as the values ``contained.has_numbers`` reads: None for a leaf
+    that is not a number."""
+    if tree[0] == "sequence":
+        return tuple(_numbers_of(item) for item in tree[1])
+    return None if tree[0] in ("none", "object") else tree
+
+
+CONTAINED_NOTHING = (
+    "the test function (it takes no inputs, and runs as written) returned, discarded and kept no "
+    "number to compare"
+)
+CONTAINED_NOT_RUN = (
+    "the test function ran, but not the lines the rewrite changed ({}): its numbers say nothing "
+    "about the rewrite"
+)
+CONTAINED_RAN = (
+    "ran the test function as written (it takes no inputs), with the lines the rewrite changed: "
+    "compared its return value, the calls whose values it discards and its locals at the end ({})"
+)
+
+
 def _function_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
     traces: dict[str, Trace] = {}
     for label in LABELS:
@@ -903,6 +1015,8 @@ def _run_site(site: dict, context: Context, modules: Callable[[str], ModuleType]
         harness += ": " + "; ".join(variant for variant, *_ in _variants(site))
         outcome = _cell_site(site, context, versions, getattr(modules, "project_module", None))
         return _automatic(outcome).to_json(harness)
+    if site["kind"] == "function" and site.get("compared_locals") is not None:
+        return _contained_site(site, context, versions).to_json("the test function, as written")
     if site["kind"] == "function":
         return _automatic(_function_site(site, context, versions)).to_json("seeded inputs")
     hint = "the factory returned None" if context.factory else "name one in [tool.ms-migrate.verify] factory"

@@ -18,8 +18,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
+from ms_migrate.verify import contained
+
 MAX_OUTPUTS = 12  # a detector's step unpacks up to nine losses
 STAR_INPUTS = 2  # `construct(self, *inputs)`: the usual (data, label)
+NO_INPUTS = "it takes no inputs to seed"
 SCALAR_HINTS = ("sens", "scale")  # argument names that carry a loss scale, not a batch
 
 # Base classes whose __init__ is (network, optimizer, sens=...) and that a Cell may inherit it from.
@@ -95,6 +98,11 @@ class SitePlan:
     # The probe returns its prediction, shaped as a label, not the loss: the step seeds the grad
     # with one of its own inputs, which must have the shape of the network's output.
     raw_output: bool = False
+    # A test function that takes no inputs, run as written (``contained``): the locals compared
+    # at its end (None for any other site), and the lines of each version the rewrite changed.
+    compared_locals: Optional[tuple[str, ...]] = None
+    changed_before: tuple[int, ...] = ()
+    changed_after: tuple[int, ...] = ()
     problem: str = ""  # for kind "none": why no automatic harness fits
 
     def to_json(self) -> dict:
@@ -223,7 +231,7 @@ def _signature(arguments: ast.arguments, skip_self: bool) -> tuple[list[str], st
     if arguments.vararg is not None:
         names += [f"*{arguments.vararg.arg}[{index}]" for index in range(max(0, STAR_INPUTS - len(names)))]
     if not names:
-        return [], "it takes no inputs to seed"
+        return [], NO_INPUTS
     return names, ""
 
 
@@ -969,13 +977,23 @@ def _plan_cell(
     )
 
 
-def _plan_function(name: str, line: int, versions: list[ast.FunctionDef]) -> SitePlan:
+def _plan_function(name: str, line: int, versions: list[ast.FunctionDef], texts: tuple[str, str]) -> SitePlan:
     if not any(_mentions_grad(version) for version in versions):
         return SitePlan(name, line, "none", problem="not a train step or grad function")
     first = versions[0]
     names, why = _signature(first.args, skip_self=False)
     if not names:
-        return SitePlan(name, line, "none", problem=f"cannot be called with seeded tensors: {why}")
+        facts = contained.plan(name, versions, texts) if why == NO_INPUTS else why
+        if isinstance(facts, str):
+            return SitePlan(name, line, "none", problem=f"cannot be called with seeded tensors: {facts}")
+        return SitePlan(
+            name,
+            line,
+            "function",
+            compared_locals=facts.compared_locals,
+            changed_before=facts.changed_before,
+            changed_after=facts.changed_after,
+        )
     jit = any(_dotted(decorator).rsplit(".", 1)[-1] == "jit" for decorator in first.decorator_list)
     return SitePlan(name, line, "function", inputs=default_roles(names), jit=jit)
 
@@ -1010,7 +1028,7 @@ def differing_sites(
         if isinstance(versions[0], ast.ClassDef) and isinstance(versions[1], ast.ClassDef):
             plans.append(_plan_cell(name, line, versions, classes, networks))  # type: ignore[arg-type]
         elif isinstance(versions[0], ast.FunctionDef) and isinstance(versions[1], ast.FunctionDef):
-            plans.append(_plan_function(name, line, versions))  # type: ignore[arg-type]
+            plans.append(_plan_function(name, line, versions, (before_text, after_text)))  # type: ignore[arg-type]
         else:
             plans.append(
                 SitePlan(name, line, "none", problem="a class in one version, a function in the other")

@@ -1,0 +1,201 @@
+"""Test functions that take no inputs: run as written, and compared by what they compute.
+
+A test suite builds its networks, inputs and grad calls inside the test (`def test_x():` with its
+Cells defined in its body), so no harness can seed it: 96 converted sites of a public copy of
+MindSpore's own tests could not run for that alone. pytest runs such a function as it is; so does
+verify, where pytest would collect it (a module-level ``test*`` function with no parameter
+without a default, decorated with pytest's marks at most), in both versions and both modes.
+
+What is compared, since a test returns nothing and often discards what it computes
+(``net2(x, i)``): the function's return value, the value of each call whose result it discards
+(in order), and the values the function's local names hold at its end, for the names both
+versions bind. Only numbers are compared (Tensors, numpy arrays, Python numbers, and sequences
+of them); any other value (a Cell, a grad function) counts as nothing. A run is `equal` only if
+something was compared and, in PYNATIVE mode, the rewritten lines ran: a rewrite in a class the
+test never uses is not proven by the test's numbers. The code's own ``set_context(mode=...)``
+is left out while it runs (see ``device_guard``): each row runs in its own mode.
+
+``plan`` is pure (two function definitions in, what to compare out); the rest runs in the worker.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import sys
+from dataclasses import dataclass
+from types import CodeType, FrameType, ModuleType
+from typing import Any, Callable, Optional, Union
+
+RECORD = "__ms_migrate_record__"  # the name a discarded call's value is handed to
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, *_SCOPES)
+
+
+@dataclass(frozen=True)
+class Contained:
+    """What to compare of a test function, and which lines of each version the rewrite changed
+    (the first line of each simple statement it touched)."""
+
+    compared_locals: tuple[str, ...]
+    changed_before: tuple[int, ...]
+    changed_after: tuple[int, ...]
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _walk_scope(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``function``'s own scope: not those of the classes and functions it defines."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _bound_names(function: ast.FunctionDef) -> set[str]:
+    nodes = _walk_scope(function)
+    declared = {name for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    stored = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return stored - declared
+
+
+def _changed_lines(texts: tuple[str, str], versions: list[ast.FunctionDef]) -> tuple[tuple[int, ...], ...]:
+    """Per version, the first line of each simple statement of the function that the rewrite
+    changed (a line event reports it when the statement runs)."""
+    spans = [(node.lineno, node.end_lineno or node.lineno) for node in versions]
+    lines = [text.splitlines()[start - 1 : end] for text, (start, end) in zip(texts, spans)]
+    touched: list[set[int]] = [set(), set()]
+    matcher = difflib.SequenceMatcher(None, lines[0], lines[1], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            touched[0].update(range(spans[0][0] + i1, spans[0][0] + i2))
+            touched[1].update(range(spans[1][0] + j1, spans[1][0] + j2))
+    result = []
+    for version, lines_touched in zip(versions, touched):
+        firsts = {
+            node.lineno
+            for node in ast.walk(version)
+            if isinstance(node, ast.stmt)
+            and not isinstance(node, _COMPOUND)
+            and node is not version
+            and not lines_touched.isdisjoint(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        }
+        result.append(tuple(sorted(firsts)))
+    return tuple(result)
+
+
+def plan(name: str, versions: list[ast.FunctionDef], texts: tuple[str, str]) -> Union[Contained, str]:
+    """What to compare of a test function that takes no inputs, or why it is not one to run."""
+    if not name.startswith("test"):
+        return "it takes no inputs to seed, and is not a test function that pytest runs as it is"
+    for version in versions:
+        arguments = version.args
+        required = len([*arguments.posonlyargs, *arguments.args]) - len(arguments.defaults)
+        if required or arguments.vararg or arguments.kwarg or any(d is None for d in arguments.kw_defaults):
+            return "it is a test function that takes inputs (a pytest fixture)"
+        others = [_dotted(node) for node in version.decorator_list if not _dotted(node).startswith("pytest.")]
+        if others:
+            return f"it is a test function decorated with {others[0]}, which verify cannot run as pytest does"
+    compared = sorted(_bound_names(versions[0]) & _bound_names(versions[-1]))
+    before, after = _changed_lines(texts, [versions[0], versions[-1]])
+    return Contained(tuple(compared), before, after)
+
+
+# ---------------------------------------------------------------------------------------------
+# In the worker
+
+
+class _RecordDiscarded(ast.NodeTransformer):
+    """`f(x)` as a statement becomes `__ms_migrate_record__(f(x))`, in the function's own scope."""
+
+    def visit_Expr(self, node: ast.Expr) -> ast.Expr:
+        if isinstance(node.value, ast.Call):
+            record = ast.copy_location(ast.Name(RECORD, ast.Load()), node.value)
+            node.value = ast.copy_location(ast.Call(record, [node.value], []), node.value)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return node  # a nested function's statements are its own
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+
+def recording_function(module: ModuleType, name: str) -> Callable[..., Any]:
+    """``module``'s test function ``name``, compiled again from its file with each discarded
+    call's value recorded and its pytest marks left out; lines and globals are the module's."""
+    path = module.__file__ or ""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name)
+    definition.decorator_list = []
+    definition.body = [_RecordDiscarded().visit(statement) for statement in definition.body]
+    code = compile(ast.fix_missing_locations(ast.Module([definition], [])), path, "exec")
+    namespace: dict[str, Any] = {}
+    exec(code, vars(module), namespace)  # the user's own function, as the import ran it
+    return namespace[name]
+
+
+class Run:
+    """One run of a test function: what it computed, and which lines of its file ran."""
+
+    def __init__(self, function: Callable[..., Any], watched: tuple[int, ...]) -> None:
+        self.function = function
+        self.watched = set(watched)
+        self.ran: set[int] = set()
+        self.discarded: list[Any] = []
+        self.locals: dict[str, Any] = {}
+
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Optional[Callable[..., Any]]:
+        if event == "line" and frame.f_lineno in self.watched:
+            self.ran.add(frame.f_lineno)
+        elif event == "return" and frame.f_code is self._code:
+            self.locals = dict(frame.f_locals)
+        return self._local
+
+    def _global(self, frame: FrameType, event: str, arg: Any) -> Optional[Callable[..., Any]]:
+        return self._local if frame.f_code.co_filename == self._code.co_filename else None
+
+    def __call__(self) -> Any:
+        self._code: CodeType = self.function.__code__
+        self.discarded.clear()
+        self.locals = {}
+        self.function.__globals__[RECORD] = self.discarded.append
+        previous = sys.gettrace()
+        sys.settrace(self._global)
+        try:
+            return self.function()
+        finally:
+            sys.settrace(previous)
+
+
+def numbers(value: Any) -> Any:
+    """``value`` with everything but numbers left out (None in their place); numpy arrays as
+    Tensors, as the harness compares them."""
+    import numpy as np
+    from mindspore import Tensor
+
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return Tensor(value) if value.dtype.kind in "biuf" else None
+    if isinstance(value, (bool, int, float, np.number)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(numbers(item) for item in value)
+    return None
+
+
+def has_numbers(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(has_numbers(item) for item in value)
+    return value is not None
