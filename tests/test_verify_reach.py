@@ -148,6 +148,21 @@ def test_import_place_finds_the_package_and_the_roots_of_absolute_imports(tmp_pa
     assert import_place(step, "from ..losses import GanLoss\n").package == "src.models"
 
 
+def test_a_folder_named_like_a_standard_module_is_no_root(tmp_path: Path) -> None:
+    """A copy with no .git is looked at up to the file system's root, where `/sys` and `/proc`
+    are folders: `import sys` had made `/` a root, every installed package a module of the
+    project, and opencv imported twice in one worker (`cv2.dnn has no attribute DictValue`)."""
+    (tmp_path / "sys").mkdir()  # a folder with no __init__.py: the standard library comes first
+    (tmp_path / "math").mkdir()
+    (tmp_path / "math" / "__init__.py").write_text("")  # a regular package shadows it, as import does
+    (tmp_path / "helpers").mkdir()
+    step = tmp_path / "project" / "src" / "step.py"
+    step.parent.mkdir(parents=True)
+    assert import_place(step, "import sys\nimport helpers\n").roots == (str(tmp_path),)
+    assert import_place(step, "import sys\n").roots == ()
+    assert import_place(step, "import math\n").roots == (str(tmp_path),)
+
+
 def test_the_roots_that_the_modules_a_file_reaches_import_from_go_on_the_path(tmp_path: Path) -> None:
     """MASS: the project's own folder is a package too, so the step is `mass.src.transformer`'s,
     imported from the folder above `mass`; a module it reaches imports `from src.utils import

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +49,17 @@ def _imports(text: str) -> tuple[int, list[str]]:
     return level, list(dict.fromkeys(names))
 
 
+# Modules of the standard library: a folder of that name with no __init__.py (`/sys`, `/proc`
+# at the file system's root, above a project copied without its .git) is a namespace package,
+# and import finds the standard library's module first.
+_STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
+
+
 def holds_module(folder: Path, name: str) -> bool:
-    return (folder / name).is_dir() or (folder / f"{name}.py").is_file()
+    """Whether import would find the module or package ``name`` in ``folder``."""
+    if (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file():
+        return True
+    return name not in _STANDARD and (folder / name).is_dir()
 
 
 def _package(folder: Path, level: int, ceiling: list[Path]) -> tuple[str, Optional[Path]]:

@@ -355,9 +355,11 @@ class ProjectModules:
             if "_msm_" in name or name not in sys.modules:
                 continue
             where = _module_file(module)
-            if not where or where.startswith(roots):
+            if not where:
                 continue
             folder = next((prefix for prefix in _EVER_INSTALLED if where.startswith(prefix)), None)
+            if folder is None and where.startswith(roots):
+                continue
             if folder is None:
                 del sys.modules[name]
             elif folder not in current:
@@ -381,8 +383,10 @@ class ProjectModules:
         """Claim the modules now loaded from files under ``search_path`` for those roots."""
         roots = tuple(os.path.join(os.path.realpath(root), "") for root in search_path)
         owned = self.owned.setdefault(tuple(search_path), {})
+        installed = tuple(_EVER_INSTALLED)  # a requirement's package, even under a root, is not the project's
         for name, module in list(sys.modules.items()):
-            if name not in owned and _module_file(module).startswith(roots):
+            where = _module_file(module)
+            if name not in owned and where.startswith(roots) and not where.startswith(installed):
                 owned[name] = module
 
 
