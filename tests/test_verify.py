@@ -947,7 +947,7 @@ def test_only_a_mindspore_name_an_earlier_release_had_is_stood_in_for() -> None:
     assert removed("mindspore.ops.operations.ResizeBilinear", "not a version") is None
 
 
-TEST_FUNCTIONS = '''\
+TEST_FUNCTIONS = """\
 import numpy as np
 import pytest
 import mindspore as ms
@@ -1001,7 +1001,7 @@ def test_never_builds_its_cell():
             return self.grad_op(self.net)(x)
 
     y = Tensor(np.ones((2, 2)), ms.float32) * 2
-'''
+"""
 
 
 @pytest.mark.mindspore
