@@ -1001,6 +1001,15 @@ def test_never_builds_its_cell():
             return self.grad_op(self.net)(x)
 
     y = Tensor(np.ones((2, 2)), ms.float32) * 2
+
+
+@pytest.mark.parametrize("mode, scale", [(context.GRAPH_MODE, 1.0), (context.GRAPH_MODE, 2.0)])
+def test_parametrized(mode, scale):
+    context.set_context(mode=mode)
+    net = nn.Dense(3, 2)
+    x = Tensor(np.ones((4, 3)), ms.float32) * scale
+    grad_fn = C.GradOperation(get_all=True)
+    out = grad_fn(net)(x)
 """
 
 
@@ -1027,6 +1036,7 @@ def test_a_test_function_that_takes_no_inputs_runs_as_written_and_is_compared_by
         assert "ran the test function as written" in nested["detail"]
         assert "set_context(mode=0) left out: each row runs in its own mode" in nested["detail"]
         assert "its locals at the end (net, out, x)" in inline["detail"]
+        assert rows["test_parametrized", mode]["verdict"] == "equal", output
     never = rows["test_never_builds_its_cell", "pynative"]
     assert never["verdict"] == "could not run"
     assert never["reason"].startswith("the test function ran, but not the lines the rewrite changed")
@@ -1062,6 +1072,8 @@ def test_only_a_test_function_pytest_runs_as_it_is_is_run_as_written() -> None:
         + body
     )
     assert found["test_plain"] == found["test_marked"] == ""
+    parametrized = '@pytest.mark.parametrize("net, x", [(1, 2)])\ndef test_cases(net, x):\n'
+    assert plans(head + parametrized + body)["test_cases"] == ""
     assert "takes inputs" not in found["test_fixture"]  # a fixture is an input it can seed
     assert "decorated with ms.jit" in found["test_jit"]
     assert "not a test function that pytest runs" in found["check"]

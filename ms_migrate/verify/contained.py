@@ -3,8 +3,9 @@
 A test suite builds its networks, inputs and grad calls inside the test (`def test_x():` with its
 Cells defined in its body), so no harness can seed it: 96 converted sites of a public copy of
 MindSpore's own tests could not run for that alone. pytest runs such a function as it is; so does
-verify, where pytest would collect it (a module-level ``test*`` function with no parameter
-without a default, decorated with pytest's marks at most), in both versions and both modes.
+verify, where pytest would collect it (a module-level ``test*`` function whose parameters without
+a default all get their values from ``pytest.mark.parametrize``, decorated with pytest's marks at
+most), in both versions and both modes, once per case (the first ``MAX_CASES``).
 
 What is compared, since a test returns nothing and often discards what it computes
 (``net2(x, i)``): the function's return value, the value of each call whose result it discards
@@ -94,14 +95,43 @@ def _changed_lines(texts: tuple[str, str], versions: list[ast.FunctionDef]) -> t
     return tuple(result)
 
 
+def _parametrized(decorator: ast.expr) -> list[str]:
+    """The parameter names ``@pytest.mark.parametrize("a, b", [...])`` gives values for."""
+    if not (isinstance(decorator, ast.Call) and _dotted(decorator.func) == "pytest.mark.parametrize"):
+        return []
+    names = decorator.args[0] if decorator.args else None
+    if isinstance(names, ast.Constant) and isinstance(names.value, str):
+        return [part.strip() for part in names.value.split(",") if part.strip()]
+    if isinstance(names, (ast.List, ast.Tuple)):
+        return [
+            item.value
+            for item in names.elts
+            if isinstance(item, ast.Constant) and isinstance(item.value, str)
+        ]
+    return []
+
+
+def is_test(name: str, function: ast.FunctionDef) -> bool:
+    """A function pytest runs as it is: a ``test*`` function whose every parameter without a
+    default gets its values from ``pytest.mark.parametrize`` (none at all, mostly)."""
+    if not name.startswith("test"):
+        return False
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    required = [arg.arg for arg in positional[: len(positional) - len(arguments.defaults)]]
+    required += [
+        arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None
+    ]
+    given = {name for decorator in function.decorator_list for name in _parametrized(decorator)}
+    return not arguments.vararg and not arguments.kwarg and set(required) <= given
+
+
 def plan(name: str, versions: list[ast.FunctionDef], texts: tuple[str, str]) -> Union[Contained, str]:
-    """What to compare of a test function that takes no inputs, or why it is not one to run."""
+    """What to compare of a test function pytest runs as it is, or why it is not one to run."""
     if not name.startswith("test"):
         return "it takes no inputs to seed, and is not a test function that pytest runs as it is"
     for version in versions:
-        arguments = version.args
-        required = len([*arguments.posonlyargs, *arguments.args]) - len(arguments.defaults)
-        if required or arguments.vararg or arguments.kwarg or any(d is None for d in arguments.kw_defaults):
+        if not is_test(name, version):
             return "it is a test function that takes inputs (a pytest fixture)"
         others = [_dotted(node) for node in version.decorator_list if not _dotted(node).startswith("pytest.")]
         if others:
@@ -130,19 +160,35 @@ class _RecordDiscarded(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
 
-def recording_function(module: ModuleType, name: str) -> Callable[..., Any]:
+MAX_CASES = 4  # of a parametrized test's cases, the first ones: each runs the whole test
+
+
+def recording_function(module: ModuleType, name: str) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
     """``module``'s test function ``name``, compiled again from its file with each discarded
-    call's value recorded and its pytest marks left out; lines and globals are the module's."""
+    call's value recorded and its pytest marks left out (lines and globals are the module's),
+    and the arguments of each case its ``pytest.mark.parametrize`` marks make, as pytest does
+    (one case, with none)."""
     path = module.__file__ or ""
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name)
+    cases: list[dict[str, Any]] = [{}]
+    for decorator in reversed(definition.decorator_list):  # the innermost mark varies fastest
+        names = _parametrized(decorator)
+        if not names:
+            continue
+        assert isinstance(decorator, ast.Call)
+        values = eval(  # the mark's own expression, as the import evaluated it
+            compile(ast.Expression(decorator.args[1]), path, "eval"), vars(module)
+        )
+        rows = [dict(zip(names, value if len(names) > 1 else (value,))) for value in values]
+        cases = [{**row, **case} for row in rows for case in cases][:MAX_CASES]
     definition.decorator_list = []
     definition.body = [_RecordDiscarded().visit(statement) for statement in definition.body]
     code = compile(ast.fix_missing_locations(ast.Module([definition], [])), path, "exec")
     namespace: dict[str, Any] = {}
     exec(code, vars(module), namespace)  # the user's own function, as the import ran it
-    return namespace[name]
+    return namespace[name], cases
 
 
 class Run:
@@ -165,15 +211,15 @@ class Run:
     def _global(self, frame: FrameType, event: str, arg: Any) -> Optional[Callable[..., Any]]:
         return self._local if frame.f_code.co_filename == self._code.co_filename else None
 
-    def __call__(self) -> Any:
+    def __call__(self, **arguments: Any) -> Any:
         self._code: CodeType = self.function.__code__
-        self.discarded.clear()
+        self.discarded = []
         self.locals = {}
         self.function.__globals__[RECORD] = self.discarded.append
         previous = sys.gettrace()
         sys.settrace(self._global)
         try:
-            return self.function()
+            return self.function(**arguments)
         finally:
             sys.settrace(previous)
 

@@ -786,16 +786,21 @@ def _contained_site(site: dict, context: Context, modules: dict[str, ModuleType]
 
         def build(label: str = label) -> tuple:
             context.reset()
-            function = contained.recording_function(modules[label], site["name"])
+            function, cases = contained.recording_function(modules[label], site["name"])
             run = contained.Run(function, tuple(site[f"changed_{label}"]))
             ran[label] = run.ran
 
             def once() -> tuple:
-                with device_guard.mode_held():
-                    value = run()
+                values, discarded, kept = [], [], []
+                for case in cases:  # a parametrized test's cases, one after the other
+                    with device_guard.mode_held():
+                        values.append(run(**case))
+                    discarded += run.discarded
+                    kept.append([run.locals.get(name) for name in compared])
                 asked.extend(device_guard.take_asked())
-                kept = [run.locals.get(name) for name in compared]
-                return tuple(contained.numbers(item) for item in (value, run.discarded, kept))
+                kept = [tuple(row[index] for row in kept) for index in range(len(compared))]
+                value = values[0] if len(values) == 1 else tuple(values)
+                return tuple(contained.numbers(item) for item in (value, discarded, kept))
 
             return once, (), []
 

@@ -981,9 +981,9 @@ def _plan_function(name: str, line: int, versions: list[ast.FunctionDef], texts:
     if not any(_mentions_grad(version) for version in versions):
         return SitePlan(name, line, "none", problem="not a train step or grad function")
     first = versions[0]
-    names, why = _signature(first.args, skip_self=False)
-    if not names:
-        facts = contained.plan(name, versions, texts) if why == NO_INPUTS else why
+    names, _ = _signature(first.args, skip_self=False)
+    if not names or contained.is_test(name, first):
+        facts = contained.plan(name, versions, texts)
         if isinstance(facts, str):
             return SitePlan(name, line, "none", problem=f"cannot be called with seeded tensors: {facts}")
         return SitePlan(

@@ -396,7 +396,7 @@ _INSTALLED = tuple(
     os.path.join(os.path.realpath(folder), "")
     for folder in {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
 )
-_NOT_PROJECT = ("mindspore", "ms_migrate", "numpy")
+_NOT_PROJECT = ("mindspore", "ms_migrate", "numpy", "__main__", "__mp_main__")
 
 
 def _module_file(module: Any) -> str:
