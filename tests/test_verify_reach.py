@@ -148,6 +148,30 @@ def test_import_place_finds_the_package_and_the_roots_of_absolute_imports(tmp_pa
     assert import_place(step, "from ..losses import GanLoss\n").package == "src.models"
 
 
+def test_a_definition_is_a_site_for_a_name_whose_binding_changed_not_for_its_neighbours() -> None:
+    """The rewrite drops `ops` from `from mindspore import Tensor, ops`: a function that reads
+    only `Tensor` is not a site (it had been, with every test of a copy of a test suite)."""
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+        from mindspore import Tensor, ops
+
+
+        def test_grad():
+            net, x = make()
+            grad_fn = ops.GradOperation(get_all=True)
+            return grad_fn(net)(x)
+
+
+        def test_forward():
+            return Tensor(np.ones(3))
+        """
+    )
+    upgraded = migrate_text(source, target=Version(2, 8)).text
+    assert "from mindspore import Tensor\n" in upgraded
+    assert [plan.name for plan in differing_sites(source, upgraded)] == ["test_grad"]
+
+
 def test_a_folder_named_like_a_standard_module_is_no_root(tmp_path: Path) -> None:
     """A copy with no .git is looked at up to the file system's root, where `/sys` and `/proc`
     are folders: `import sys` had made `/` a root, every installed package a module of the

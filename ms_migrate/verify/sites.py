@@ -141,14 +141,26 @@ def _bound_names(node: ast.AST) -> set[str]:
 
 
 def _changed_module_names(before: ast.Module, after: ast.Module) -> set[str]:
-    """Names bound by module-level statements present in one version but not the other."""
+    """Names bound by module-level statements present in one version but not the other. Of an
+    import that changed, only the names whose binding changed: `from mindspore import Tensor,
+    ops` losing `ops` changes what `ops` is, not what `Tensor` is (a copy of a test suite had
+    every test of a file run for it, none of them a grad site)."""
     old, new = _other_statements(before), _other_statements(after)
     changed = (old - new) + (new - old)
     names: set[str] = set()
-    for module in (before, after):
+    imported: list[dict[str, set[str]]] = [{}, {}]
+    for module, bindings in zip((before, after), imported):
         for node in module.body:
-            if not isinstance(node, (ast.ClassDef, ast.FunctionDef)) and ast.dump(node) in changed:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) or ast.dump(node) not in changed:
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bound = (alias.asname or alias.name).split(".")[0]
+                    source = f"{getattr(node, 'level', 0)}:{getattr(node, 'module', '')}:{alias.name}"
+                    bindings.setdefault(bound, set()).add(source)
+            else:
                 names |= _bound_names(node)
+    names |= {name for name in {*imported[0], *imported[1]} if imported[0].get(name) != imported[1].get(name)}
     return names
 
 
