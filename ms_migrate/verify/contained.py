@@ -146,10 +146,13 @@ def plan(name: str, versions: list[ast.FunctionDef], texts: tuple[str, str]) -> 
 
 
 class _RecordDiscarded(ast.NodeTransformer):
-    """`f(x)` as a statement becomes `__ms_migrate_record__(f(x))`, in the function's own scope."""
+    """`f(x)` as a statement (any expression) becomes `__ms_migrate_record__(f(x))`, in the
+    function's own scope."""
 
     def visit_Expr(self, node: ast.Expr) -> ast.Expr:
-        if isinstance(node.value, ast.Call):
+        # Any value but a docstring's (a rewrite may leave `(ms.grad(net, 0)(x),)` where
+        # `grad_all(net)(x)` was: the same value, in the tuple GradOperation returned).
+        if not isinstance(node.value, (ast.Constant, ast.Yield, ast.YieldFrom, ast.Await)):
             record = ast.copy_location(ast.Name(RECORD, ast.Load()), node.value)
             node.value = ast.copy_location(ast.Call(record, [node.value], []), node.value)
         return node

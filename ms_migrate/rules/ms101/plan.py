@@ -450,6 +450,10 @@ def _planned(
     positions = _positions(flags, call.inputs)
     if isinstance(positions, Refusal):
         return positions
+    numbers = _numbers_given(analysis, application, call.inputs) if flags.get_all else set()
+    if numbers and len(call.inputs) - len(numbers) <= 1:
+        shown = ", ".join(ast.unparse(call.inputs[index].value) for index in sorted(numbers))
+        return Refusal("MSR026", f"{shown} given a Python number")
     position, wrap_single = positions
     set_grad = set_grad_on(analysis, net, application.function)
     # With the sens inside *args, the inputs are that starred argument less its last: a count unknown here.
@@ -553,6 +557,65 @@ def _call_arguments(
         or (isinstance(sens, ast.Name) and _is_tuple_valued(application.function, sens.id))
     )
     return _Call(args, args[:-1] if flags.sens_param else args, sens, sens_in_star, tuple_sens)
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex))
+
+
+def _scope_numbers(scope: ast.AST) -> set[str]:
+    """The names a function (or the module) binds to a Python number literal somewhere."""
+    return {
+        target.id
+        for node in walk(scope)
+        if isinstance(node, ast.Assign) and _is_number(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _numbers_given(analysis: ModuleAnalysis, application: Application, inputs: list[Argument]) -> set[int]:
+    """The inputs of a grad call that this file shows given a Python number: a literal in the call
+    itself, or, for construct's parameters, in a call of the Cell (`grad_net(x1, 1, dy)`, or
+    `x2 = 1` then `grad_net(x1, x2, dy)`), as a test suite calls its grad Cells."""
+    found = {index for index, arg in enumerate(inputs) if _is_number(arg.value)}
+    function = application.function
+    owner = analysis.enclosing_class(function)
+    if function is None or owner is None or function.name != "construct":
+        return found
+    parameters = [arg.arg for arg in function.args.args[1:]]
+    wanted = {
+        parameters.index(arg.value.id): index
+        for index, arg in enumerate(inputs)
+        if isinstance(arg.value, ast.Name) and arg.value.id in parameters
+    }
+    if not wanted:
+        return found
+    # Each scope that builds the Cell and calls it (a test function, or the module), nested ones
+    # included: a wider look refuses more, never less.
+    scopes = [analysis.tree, *(node for node in walk(analysis.tree) if isinstance(node, ast.FunctionDef))]
+    for scope in scopes:
+        cells = {
+            target.id
+            for node in walk(scope)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and (dotted_name(node.value.func) or "").rsplit(".", 1)[-1] == owner.name
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        if not cells:
+            continue
+        numbers = _scope_numbers(scope)
+        for node in walk(scope):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in cells:
+                for position, arg in enumerate(node.args):
+                    given = _is_number(arg) or (isinstance(arg, ast.Name) and arg.id in numbers)
+                    if given and position in wanted:
+                        found.add(wanted[position])
+    return found
 
 
 def _positions(flags: Flags, inputs: list[Argument]) -> Union[tuple[GradPosition, bool], Refusal]:

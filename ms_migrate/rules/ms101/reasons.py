@@ -175,6 +175,19 @@ REASONS: dict[str, Reason] = registry(
         "stays. Run the tool over the file that defines the network and the script that builds the "
         "step, and the site is converted with the form its signature needs.",
     ),
+    # Measured on a public copy of MindSpore's tests (`grad_net(x1, 1, dy)`), where the rewrite had
+    # changed the result's structure silently.
+    Reason(
+        "MSR026",
+        "number-at-grad-position",
+        "get_all=True, and this file gives a Python number for an input, leaving one Tensor",
+        "GradOperation(get_all=True) returns a tuple of the gradients of the Tensor inputs, a "
+        "Python number (an axis, a scale) having none: a 1-tuple where only one input is a "
+        "Tensor. mindspore.grad with grad_position=(0, 1, ...) drops the number's position too, "
+        "but returns the one gradient left bare, not in a tuple, so `out[0]` would read its first "
+        "row. Where this file calls the Cell (or the grad function) with a number at an input "
+        "and at most one other input, the site stays. With two Tensors or more the forms agree.",
+    ),
 )
 
 _NO_SET_GRAD = (
