@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Optional
 
+from ms_migrate.verify import standins
 from ms_migrate.verify.standins import StandIns, _Absent, _Loader, _StandInModule
 
 MAX_REMOVED = 8  # more than this in one file pair: not a stray import of a helper
@@ -142,23 +143,15 @@ def _is_module(dotted: str) -> bool:
     return facts is not None and dotted in facts.modules
 
 
-_installed: Optional[RemovedNames] = None
-
-
 def finder() -> RemovedNames:
     """The worker's finder of removed modules, on ``sys.meta_path`` from the first call."""
-    global _installed
-    if _installed is None:
-        _installed = RemovedNames()
-        sys.meta_path.append(_installed)
-    return _installed
+    return standins.finder(RemovedNames)
 
 
 def describe(names: Iterable[str]) -> str:
     """What a verdict says of the removed names stood in for."""
-    listed = sorted(names)
-    them = "them" if len(listed) > 1 else "it"
+    shown, them = standins.listed(names)
     return (
-        f"stood in for {', '.join(listed)} (MindSpore {_runtime()} no longer has {them}; MS211 "
-        f"reports {them}): the modules the file imports name {them}, and this site's run never used {them}"
+        f"stood in for {shown} (MindSpore {_runtime()} no longer has {them}; MS211 reports {them}): "
+        f"the modules the file imports name {them}, and this site's run never used {them}"
     )

@@ -24,7 +24,7 @@ import importlib.machinery
 import sys
 from collections.abc import Iterable
 from types import ModuleType
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn, Optional, TypeVar
 
 # More than this many missing packages in one file: it is not a train step with a stray import.
 MAX_STANDINS = 8
@@ -109,23 +109,28 @@ class StandIns(importlib.abc.MetaPathFinder):
         self.allowed = allowed
 
 
-_installed: Optional[StandIns] = None
+_installed: dict[type, StandIns] = {}
+Finder = TypeVar("Finder", bound=StandIns)
 
 
-def finder() -> StandIns:
-    """The worker's finder, on ``sys.meta_path`` from the first call."""
-    global _installed
-    if _installed is None:
-        _installed = StandIns()
-        sys.meta_path.append(_installed)
-    return _installed
+def finder(kind: type[Finder] = StandIns) -> Finder:  # type: ignore[assignment]
+    """The worker's finder of ``kind``, on ``sys.meta_path`` from the first call."""
+    if kind not in _installed:
+        _installed[kind] = kind()
+        sys.meta_path.append(_installed[kind])
+    return _installed[kind]  # type: ignore[return-value]
+
+
+def listed(names: Iterable[str]) -> tuple[str, str]:
+    """The names, sorted and joined, and the pronoun for them ("it", "them")."""
+    ordered = sorted(names)
+    return ", ".join(ordered), "them" if len(ordered) > 1 else "it"
 
 
 def describe(names: Iterable[str]) -> str:
     """What a verdict says of the packages stood in for."""
-    listed = sorted(names)
-    them = "them" if len(listed) > 1 else "it"
+    shown, them = listed(names)
     return (
-        f"stood in for {', '.join(listed)} (not installed in this runtime): the file imports {them}, "
+        f"stood in for {shown} (not installed in this runtime): the file imports {them}, "
         f"and this site's run never used {them}"
     )
