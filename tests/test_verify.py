@@ -1010,6 +1010,14 @@ def test_parametrized(mode, scale):
     x = Tensor(np.ones((4, 3)), ms.float32) * scale
     grad_fn = C.GradOperation(get_all=True)
     out = grad_fn(net)(x)
+
+
+def test_expects_an_error_that_never_comes():
+    net = nn.Dense(3, 2)
+    grad_fn = C.GradOperation(get_all=True)
+    out = grad_fn(net)(Tensor(np.ones((4, 3)), ms.float32))
+    with pytest.raises(RuntimeError):
+        out[0].asnumpy()
 """
 
 
@@ -1037,6 +1045,9 @@ def test_a_test_function_that_takes_no_inputs_runs_as_written_and_is_compared_by
         assert "set_context(mode=0) left out: each row runs in its own mode" in nested["detail"]
         assert "its locals at the end (net, out, x)" in inline["detail"]
         assert rows["test_parametrized", mode]["verdict"] == "equal", output
+    for mode in ("pynative", "graph"):  # pytest's own failure is the test's, not the worker's end
+        failed = rows["test_expects_an_error_that_never_comes", mode]
+        assert failed["reason"].startswith("both versions fail: RuntimeError: Failed: DID NOT RAISE"), output
     never = rows["test_never_builds_its_cell", "pynative"]
     assert never["verdict"] == "could not run"
     assert never["reason"].startswith("the test function ran, but not the lines the rewrite changed")

@@ -223,6 +223,15 @@ class Run:
         sys.settrace(self._global)
         try:
             return self.function(**arguments)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except Exception:
+            raise
+        except BaseException as error:
+            # pytest.fail, pytest.skip and a pytest.raises that saw nothing raise pytest's own
+            # outcomes, which are not Exceptions: a failure of the test, not of the worker (one
+            # had ended a worker, and every site it had left).
+            raise RuntimeError(f"{type(error).__name__}: {error}") from error
         finally:
             sys.settrace(previous)
 
