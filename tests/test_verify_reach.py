@@ -1251,21 +1251,25 @@ def test_a_mindspore_name_the_release_lacks_is_said_so_not_to_be_installed() -> 
 
 @pytest.mark.mindspore
 def test_verify_names_a_removed_mindspore_import_for_what_it_is(tmp_path: Path) -> None:
-    before = tmp_path / "before.py"
+    """A module no release checked lists (a private one) is not stood in for: the import fails
+    and says the release removed or moved it. A public name 1.x had is stood in for, and said."""
     source = (CASES / "raises_at_import.py").read_text(encoding="utf-8")
-    before.write_text(
-        source.replace(
-            'raise RuntimeError("configuration server unreachable")',
-            "from mindspore._checkparam import Validator",
-        ),
-        encoding="utf-8",
-    )
-    after = tmp_path / "after.py"
-    after.write_text(migrate_text(before.read_text(encoding="utf-8"), Version(2, 10)).text, encoding="utf-8")
-    result = CliRunner().invoke(main, ["verify", "--mode", "pynative", str(before), str(after)])
-    assert result.exit_code == 2, result.output
-    assert "BEFORE raised at import: ImportError" in result.output
-    assert "has no mindspore._checkparam.Validator, which a release removed or moved" in result.output
+    for name, imported in (
+        ("private", "from mindspore.ops._grad import bprop_getters"),
+        ("public", "from mindspore._checkparam import Validator"),
+    ):
+        before, after = tmp_path / f"{name}_before.py", tmp_path / f"{name}_after.py"
+        legacy = source.replace('raise RuntimeError("configuration server unreachable")', imported)
+        before.write_text(legacy, encoding="utf-8")
+        after.write_text(migrate_text(legacy, Version(2, 10)).text, encoding="utf-8")
+        result = CliRunner().invoke(main, ["verify", "--mode", "pynative", str(before), str(after)])
+        if name == "private":
+            assert result.exit_code == 2, result.output
+            assert "BEFORE raised at import: ModuleNotFoundError" in result.output
+            assert "has no mindspore.ops._grad, which a release removed or moved" in result.output
+        else:
+            assert result.exit_code == 0, result.output
+            assert "stood in for mindspore._checkparam.Validator (MindSpore 2.10" in result.output
 
 
 GRADIENT_PENALTY = """\
