@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_migrate.application.runner import _racy
+from ms_migrate.files.cache import racy as _racy
 from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
+from typing import Optional
 
 from ms_migrate.application.config import Config
 from ms_migrate.application.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
@@ -25,10 +26,11 @@ def _rewriters_of(rules: tuple[Rule, ...]) -> frozenset[str]:
     return frozenset(rule.code for rule in rules if rule.kind != "lint")
 
 
-def as_reported(item: Diagnostic) -> Diagnostic:
+def as_reported(item: Diagnostic, rewritten: Optional[frozenset[str]] = None) -> Diagnostic:
     """A finding as `check` says it: what upgrade would rewrite is `modernisable:`, since
-    GradOperation is not deprecated; every other finding as the rule said it."""
-    if item.code in rewriters():
+    GradOperation is not deprecated; every other finding as the rule said it. ``rewritten``:
+    ``rewriters()``, for a caller that asks about many findings."""
+    if item.code in (rewriters() if rewritten is None else rewritten):
         return dataclasses.replace(item, message=f"modernisable: {item.message}")
     return item
 

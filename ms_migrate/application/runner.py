@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Optional, Union
 
 from ms_migrate.analysis.project import Consulted, ProjectIndex, call_names
@@ -43,6 +43,7 @@ from ms_migrate.files.cache import (
     RunState,
     content_digest,
     file_signature,
+    racy,
     settings_digest,
 )
 from ms_migrate.reasons import INTERNAL_ERROR
@@ -329,11 +330,36 @@ class _Run:
         self.digests: dict[str, str] = {}  # absolute path -> digest, of the files read so far
         self.calls: dict[str, set[str]] = {}  # names called by the files changed since `before`
         self._prefilters: dict[tuple[Rule, ...], Callable[[str], bool]] = {}
+        self._absolute: dict[int, tuple[Path, str]] = {}  # by id(path): a Path hashes slowly
+        # A file changed after this, or within a timestamp tick before it, is "racy" (_signature).
+        self.started_ns = time.time_ns()
+
+    def absolute(self, path: Path) -> str:
+        """``os.path.abspath(path)``, made once per path: the cache's key for a file, asked for
+        by the triage and again by the run state."""
+        kept = self._absolute.get(id(path))
+        if kept is not None and kept[0] is path:
+            return kept[1]
+        text = os.fspath(path)
+        # A Path is in normal form but for `..`: then it is joined to the working folder as
+        # text, which is what abspath does with it after a normpath that finds nothing to do.
+        if not isinstance(path, PurePosixPath) or text == "." or "/../" in f"/{text}/":
+            found = os.path.abspath(text)
+        elif text.startswith("/"):
+            found = text
+        else:
+            found = f"{self._working_folder}/{text}"
+        self._absolute[id(path)] = (path, found)
+        return found
+
+    @cached_property
+    def _working_folder(self) -> str:
+        return os.getcwd().rstrip("/")
 
     def _note(self, path: Path, raw: bytes) -> str:
         """The digest of a file's bytes; for a Python file changed since the last run, also the
         classes it instantiates (what `Dependencies.holds` asks of a changed file)."""
-        key, digest = os.path.abspath(path), content_digest(raw)
+        key, digest = self.absolute(path), content_digest(raw)
         self.digests.setdefault(key, digest)
         if self.before is not None and self.before.digests.get(key) != digest and path.suffix == ".py":
             self.calls[key] = call_names(raw)
@@ -342,7 +368,7 @@ class _Run:
     def triage(self, path: Path) -> Union[FileOutcome, sources.SourceFile, _Held]:
         """The file's outcome when it needs no parsing; else the file, for the rules; or a cached
         result that is reused if what it read of other files still holds (``settle``)."""
-        signature = None if self.cache is None else _signature(path)
+        signature = None if self.cache is None else _signature(path, self.started_ns)
         if signature is not None:
             unread = self._unread(path, signature)
             if unread is not None:
@@ -363,14 +389,14 @@ class _Run:
             broken = syntax_error_of(source) if clean and not known_clean else None
             if self.cache is not None:  # no signature (too recent): the digest is still worth keeping
                 known = KnownFile(signature or "", digest, clean and broken is None)
-                self.now_known[os.path.abspath(path)] = known
+                self.now_known[self.absolute(path)] = known
             if broken is not None:
                 return broken
             if clean:
                 return FileOutcome(path)  # unchanged, nothing found: no text to keep
             return source
         if signature is not None:
-            self.now_known[os.path.abspath(path)] = KnownFile(signature, digest, False)
+            self.now_known[self.absolute(path)] = KnownFile(signature, digest, False)
         result, dependencies = found
         if dependencies is not None:
             return _Held(path, source, result, dependencies)
@@ -379,7 +405,7 @@ class _Run:
     def _known_clean(self, path: Path, digest: str) -> bool:
         """Whether the last run found these very bytes clean (a file read again only because
         its timestamp is too recent to trust, or touched without a change)."""
-        known = self.known.get(os.path.abspath(path))
+        known = self.known.get(self.absolute(path))
         return known is not None and known.clean and bool(digest) and known.digest == digest
 
     def _unread(self, path: Path, signature: str) -> Union[FileOutcome, _Held, None]:
@@ -387,7 +413,7 @@ class _Run:
         when no rule applied then, else its cached result if that needs no text (the file is not
         rewritten). None when the file must be read."""
         assert self.cache is not None
-        key = os.path.abspath(path)
+        key = self.absolute(path)
         known = self.known.get(key)
         if known is None or known.signature != signature:
             return None
@@ -467,7 +493,7 @@ class _Run:
         the files not read yet are read now."""
         keys = {}
         for path in self.project_paths:
-            key = keys[path] = os.path.abspath(path)
+            key = keys[path] = self.absolute(path)
             if key not in self.digests:
                 try:
                     self._note(path, sources.read_guarded(path, follow_links=True)[0])
@@ -612,32 +638,19 @@ def _upgrade_pending(item: tuple[Path, bool], **options: object) -> FileOutcome:
     return _upgrade_file_lean(item[0], **options)
 
 
-# How far apart two writes can be and still get one timestamp: where the times are whole seconds
-# (ext3, ext4 with 128-byte inodes, HFS+, some network mounts) up to FAT's 2 s; where they keep
-# nanoseconds, the kernel's clock tick, a few milliseconds (10 ms allows for a slow one).
-COARSE_TICK_NS = 2_000_000_000
-FINE_TICK_NS = 10_000_000
-
-
-def _signature(path: Path) -> Optional[str]:
+def _signature(path: Path, now_ns: int) -> Optional[str]:
     """The ``file_signature`` of a regular file (not a link); None for anything else, and for a
-    file changed within a timestamp tick of now: an edit in that same tick, of the same size,
-    would leave the signature as it is, and the next run would trust the old result ("racy
-    clean", as git calls it). Such a file is read and hashed again until it is older."""
+    file changed within a timestamp tick of ``now_ns`` (the run's start) or after it: an edit in
+    that same tick, of the same size, would leave the signature as it is, and the next run would
+    trust the old result ("racy clean", as git calls it). Such a file is read and hashed again
+    until it is older."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return None if _racy(info, time.time_ns()) else file_signature(info)
-
-
-def _racy(info: os.stat_result, now_ns: int) -> bool:
-    """Whether ``info`` was taken within one timestamp tick of the file's last change."""
-    coarse = info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0
-    tick = COARSE_TICK_NS if coarse else FINE_TICK_NS
-    return max(info.st_mtime_ns, info.st_ctime_ns) > now_ns - tick
+    return None if racy(info, now_ns) else file_signature(info)
 
 
 def _outcome_of(path: Path, result: Union[FileOutcome, WorkerDied]) -> FileOutcome:

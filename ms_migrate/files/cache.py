@@ -20,6 +20,10 @@ does not read a file whose signature is unchanged unless its text is needed (a r
 rewrites it): the change time is set by the kernel on every write and cannot be restored, so a
 file rewritten at its old size and modification time still reads as changed.
 
+A walk over the same paths with the same excludes keeps what it found in each folder (its own
+signed file, ``WalkCache``): the next walk lists again only the folders whose ``lstat`` changed
+(``sources.FolderListings`` says when a listing still holds).
+
 The files live in ``.ms_migrate_cache/`` at the project root (beside the nearest
 ``pyproject.toml``, else in the working directory), which holds a ``.gitignore`` of ``*`` as
 ruff's cache does. They are JSON, not pickle: a cache directory that came with a checkout must
@@ -44,10 +48,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ms_migrate import __version__
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity
+
+if TYPE_CHECKING:
+    from ms_migrate.files.sources import FolderListings
 
 DIRECTORY = ".ms_migrate_cache"
 DIRECTORY_VARIABLE = "MS_MIGRATE_CACHE_DIR"  # a folder to use instead (tests, read-only trees)
@@ -120,6 +127,20 @@ def file_signature(info: os.stat_result) -> str:
     time (``st_ctime_ns``) is set by the kernel on every write, rename and chmod and cannot be
     set back by tools that preserve modification times (``cp -p``, ``rsync -t``, ``touch -r``)."""
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}"
+
+
+# How far apart two writes can be and still get one timestamp: where the times are whole seconds
+# (ext3, ext4 with 128-byte inodes, HFS+, some network mounts) up to FAT's 2 s; where they keep
+# nanoseconds, the kernel's clock tick, a few milliseconds (10 ms allows for a slow one).
+COARSE_TICK_NS = 2_000_000_000
+FINE_TICK_NS = 10_000_000
+
+
+def racy(info: os.stat_result, now_ns: int) -> bool:
+    """Whether ``info`` was taken within one timestamp tick of the file's last change."""
+    coarse = info.st_mtime_ns % 1_000_000_000 == 0 and info.st_ctime_ns % 1_000_000_000 == 0
+    tick = COARSE_TICK_NS if coarse else FINE_TICK_NS
+    return max(info.st_mtime_ns, info.st_ctime_ns) > now_ns - tick
 
 
 @dataclass(frozen=True)
@@ -277,7 +298,6 @@ class Cache:
     hits: int = 0
     stored: int = 0
     _writable: bool = True
-    _made: set[Path] = field(default_factory=set)
     _results: dict[str, Any] = field(default_factory=dict)  # this run's new entries, by absolute path
     _reused: set[str] = field(default_factory=set)  # the kept entries this run read
 
@@ -364,24 +384,83 @@ class Cache:
         self._write(self._file(), data)
 
     def _write(self, path: Path, data: Any) -> bool:
-        if not self._writable:
-            return False
-        try:
-            if path.parent not in self._made:
-                self._prepare(path.parent)
-            _write_atomically(path, _signed(path, json.dumps(data).encode("ascii")))  # ASCII: any str goes
-        except OSError:
-            self._writable = False  # a read-only tree, a full disk: run without the cache
+        self._writable = self._writable and _keep(self.directory, path, data)
         return self._writable
 
-    def _prepare(self, folder: Path) -> None:
-        if not self._made:
-            self.directory.mkdir(parents=True, exist_ok=True)
+
+def _keep(directory: Path, path: Path, data: Any) -> bool:
+    """Write ``data`` signed to ``path`` in the cache ``directory`` (made, with its .gitignore
+    and CACHEDIR.TAG, if it is not there); False where it cannot be written (a read-only tree,
+    a full disk: the run goes on without the cache)."""
+    try:
+        if not path.parent.is_dir():
+            directory.mkdir(parents=True, exist_ok=True)
             for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-                if not (self.directory / name).exists():
-                    _write_atomically(self.directory / name, text.encode())
-        folder.mkdir(parents=True, exist_ok=True)
-        self._made.add(folder)
+                if not (directory / name).exists():
+                    _write_atomically(directory / name, text.encode())
+            path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(path, _signed(path, json.dumps(data).encode("ascii")))  # ASCII: any str goes
+    except OSError:
+        return False
+    return True
+
+
+@dataclass
+class WalkCache:
+    """What the last walk over the same paths, from the same folder, with the same excludes
+    found (``sources.FolderListings``): one signed file per such walk, read before the walk and
+    written after it when something changed. A file that cannot be read or decoded is a miss:
+    the walk lists every folder."""
+
+    directory: Path
+    walk: str  # the digest of what was walked and how (``walk_digest``)
+
+    def _file(self) -> Path:
+        return self.directory / __version__ / f"walk-{self.walk}"
+
+    def load(self) -> Optional[FolderListings]:
+        from ms_migrate.files.sources import FolderListings, Listing
+
+        try:
+            data = _read_json(self._file())
+            chains = {
+                _str(top): tuple(_str(folder) for folder in chain) for top, chain in data["chains"].items()
+            }
+            ignore_files = {_str(path): _str(signature) for path, signature in data["ignore_files"].items()}
+            folders = {
+                _str(path): Listing(
+                    _str(signature),
+                    tuple(_str(name) for name in subfolders),
+                    tuple(_str(name) for name in files),
+                    _bool(holds_ignore_file),
+                )
+                for path, (signature, subfolders, files, holds_ignore_file) in data["folders"].items()
+            }
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        excludes = tuple(_str(pattern) for pattern in data["excludes"])
+        return FolderListings(excludes, chains, ignore_files, folders)
+
+    def save(self, found: FolderListings, known: Optional[FolderListings]) -> None:
+        """Keep what this walk ``found`` if it is whole and not what the walk was given."""
+        if not found.complete or (
+            known is not None
+            and (found.excludes, found.chains, found.ignore_files, found.folders)
+            == (known.excludes, known.chains, known.ignore_files, known.folders)
+        ):
+            return
+        folders = {
+            path: [listing.signature, listing.folders, listing.files, listing.holds_ignore_file]
+            for path, listing in found.folders.items()
+        }
+        data = {"excludes": found.excludes, "chains": found.chains, "ignore_files": found.ignore_files}
+        _keep(self.directory, self._file(), {**data, "folders": folders})
+
+
+def walk_digest(paths: Sequence[Path], excludes: Sequence[str]) -> str:
+    """What decides a walk besides the tree: the paths as given, the folder they are relative
+    to, the excludes, and the code that walks (``settings_digest``)."""
+    return settings_digest(["walk", os.getcwd(), *map(os.fspath, paths), "\0", *excludes])
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

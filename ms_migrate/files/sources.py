@@ -21,10 +21,11 @@ import stat
 import time
 import tokenize
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Optional
 
+from ms_migrate.files.cache import file_signature, racy
 from ms_migrate.files.gitignore import IgnoreFile
 
 if TYPE_CHECKING:
@@ -150,7 +151,10 @@ class _GitIgnores:
 
     def __init__(self, root: Path) -> None:
         # (folder, the folder as text ending in "/", its patterns as one matcher)
-        self.specs: list[tuple[str, str, IgnoreFile]] = []
+        self._specs: list[tuple[str, str, IgnoreFile]] = []
+        # Folders whose .gitignore is read only when a decision needs it: a walk that lists no
+        # folder again (``FolderListings``) asks none.
+        self._pending: list[tuple[Path, Optional[Path]]] = []
         self._by_folder: dict[str, tuple[int, list[tuple[IgnoreFile, str]]]] = {}
         parents: list[Path] = []
         for folder in (root, *root.parents):
@@ -159,10 +163,30 @@ class _GitIgnores:
                 break
         else:
             parents = [root]
+        # What a cached walk must find again to trust its listings (``FolderListings``): the
+        # folders whose .gitignore files apply from above, and each .gitignore read, by its
+        # signature ("" where there is none).
+        self.chain = tuple(folder.as_posix() for folder in parents)
+        self.read: dict[str, str] = {}
+        self.racy = False  # a .gitignore changed within a timestamp tick: no listing is kept
         for folder in reversed(parents):
             self.add(folder, root)
 
     def add(self, folder: Path, root: Optional[Path] = None) -> None:
+        """Apply ``folder``'s .gitignore (if it has one) below it, after those added before;
+        ``root``: the folder walked, when ``folder`` is above it."""
+        self.read[(folder / ".gitignore").as_posix()] = self._signature(folder / ".gitignore")
+        self._pending.append((folder, root))
+
+    @property
+    def specs(self) -> list[tuple[str, str, IgnoreFile]]:
+        """(folder, the folder as text ending in "/", its patterns as one matcher), outermost
+        first."""
+        while self._pending:
+            self._read(*self._pending.pop(0))
+        return self._specs
+
+    def _read(self, folder: Path, root: Optional[Path]) -> None:
         ignore = folder / ".gitignore"
         if not ignore.is_file():
             return
@@ -178,7 +202,22 @@ class _GitIgnores:
         if not matcher:
             return
         text = folder.as_posix()
-        self.specs.append((text, text if text.endswith("/") else text + "/", matcher))
+        self._specs.append((text, text if text.endswith("/") else text + "/", matcher))
+
+    def _signature(self, ignore: Path) -> str:
+        try:
+            info = os.stat(ignore)
+        except OSError:
+            return ""
+        self.racy = self.racy or racy(info, time.time_ns())
+        return file_signature(info)
+
+    def still_read(self, known: dict[str, str]) -> bool:
+        """Whether every .gitignore of ``known`` (path -> signature) is as it was then."""
+        return all(
+            self.read.get(path) == signature or self._signature(Path(path)) == signature
+            for path, signature in known.items()
+        )
 
     def ignored_in(self, here: str, real_here: str, entry: os.DirEntry[str], is_dir: bool) -> bool:
         """``ignored`` for ``entry`` of folder ``here``; ``real_here`` is ``here`` resolved, so
@@ -305,17 +344,60 @@ def is_python_source(path: Path) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
-def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Path]:
+@dataclass(frozen=True)
+class Listing:
+    """What a walk keeps of one folder: its subfolders to walk and its sources, by name, in walk
+    order, under the folder's ``lstat`` signature when it was listed."""
+
+    signature: str
+    folders: tuple[str, ...]
+    files: tuple[str, ...]
+    holds_ignore_file: bool  # a .gitignore of its own, which applies to what is below it
+
+
+@dataclass
+class FolderListings:
+    """What one walk found, for the next walk over the same paths with the same excludes.
+
+    A folder's entries change only with its modification time (creating, removing or renaming
+    an entry sets it), so a folder whose signature is unchanged holds what it held, and what the
+    walk kept of it is kept again without listing it or asking a .gitignore about each entry, as
+    git's untracked cache does. That holds only while the .gitignore files that decided it are
+    unchanged (``ignore_files``; those above each walked path, ``chains``, must be the same folders)
+    and for folders without links, whose targets can change behind an unchanged folder. A folder
+    changed within a timestamp tick of the walk is listed again next time.
+    """
+
+    excludes: tuple[str, ...] = ()  # what the walk left out besides .gitignore files
+    chains: dict[str, tuple[str, ...]] = field(default_factory=dict)  # by the real path walked
+    ignore_files: dict[str, str] = field(default_factory=dict)  # path -> signature ("" none)
+    folders: dict[str, Listing] = field(default_factory=dict)  # by real path
+    complete: bool = True  # False: something changed during the walk, keep nothing of it
+
+
+def discover(
+    paths: Iterable[Path],
+    excludes: Iterable[str] = (),
+    known: Optional[FolderListings] = None,
+    found: Optional[FolderListings] = None,
+) -> Iterator[Path]:
     """Yield the ``.py`` files and notebooks under ``paths`` in a stable order.
 
     Skipped while walking: ``SKIPPED_DIRECTORIES``, ``*.egg-info``, virtual environments (a
     ``pyvenv.cfg`` inside), what ``.gitignore`` files ignore, and ``excludes`` (globs; ``dir/``
     names a directory). A file named explicitly is yielded unless excluded; the caller decides
-    whether it is a Python source (``is_python_source``).
+    whether it is a Python source (``is_python_source``). ``known``: what the last walk over the
+    same paths and excludes found, to reuse where it still holds; ``found``: filled with what
+    this one finds.
     """
     excludes = tuple(excludes)
     seen: set[Path] = set()
-    for root in paths:
+    roots = list(paths)
+    if known is not None and known.excludes != excludes:
+        known = None
+    if found is not None:
+        found.excludes = excludes
+    for index, root in enumerate(roots):
         if root.is_file() or not root.exists():
             if not excluded(root, excludes) and root not in seen:
                 seen.add(root)
@@ -324,44 +406,141 @@ def discover(paths: Iterable[Path], excludes: Iterable[str] = ()) -> Iterator[Pa
         # Walked folders are reached through names that are not links (the walk does not follow
         # them), so a folder's real path is its parent's plus its name: no resolve() for each.
         top = os.fspath(root)
-        real_folders = {top: root.resolve().as_posix()}
-        ignores = _GitIgnores(root.resolve())
-        unreadable: list[Path] = []
-        for directory, folders, files in _walk(top, unreadable):
-            real_here = real_folders.pop(directory, None) or Path(directory).resolve().as_posix()
-            if directory != top:
-                names = {entry.name: entry for entry in files}
-                if "pyvenv.cfg" in names and _is_file(names["pyvenv.cfg"]):  # a virtualenv: left
-                    folders.clear()
+        real_top = root.resolve().as_posix()
+        ignores = _GitIgnores(Path(real_top))
+        walk = _Walk(top, real_top, ignores, excludes, known, found)
+        # A walk meets each file once: only paths named before it, or walked after, need `seen`.
+        checked, kept = bool(seen), index < len(roots) - 1
+        for directory, names in walk:
+            folder = Path(directory) if names else None
+            for name in names:
+                path = folder / name  # type: ignore[operator]
+                if checked and path in seen:
                     continue
-                if ".gitignore" in names:
-                    ignores.add(Path(real_here))
-            kept = [
-                entry
-                for entry in folders
-                if entry.name not in SKIPPED_DIRECTORIES
-                and not entry.name.endswith(".egg-info")
-                and not (excludes and excluded(Path(entry.path), excludes))
-                and not ignores.ignored_in(directory, real_here, entry, is_dir=True)
-            ]
-            folders[:] = sorted(kept, key=lambda entry: entry.name)
-            real_folders.update(
-                (entry.path, f"{real_here}/{entry.name}" if real_here != "/" else f"/{entry.name}")
-                for entry in folders
-            )
-            for entry in sorted(files, key=lambda entry: entry.name):
-                if not entry.name.endswith(SUFFIXES):
-                    continue
-                path = Path(entry.path)
-                if (
-                    not (excludes and excluded(path, excludes))
-                    and path not in seen
-                    and not ignores.ignored_in(directory, real_here, entry, is_dir=False)
-                ):
+                if kept:
                     seen.add(path)
-                    yield path
+                yield path
         # Reported by read_source ("a directory that cannot be read"), after the readable files.
-        yield from (directory for directory in unreadable if directory not in seen)
+        yield from (directory for directory in walk.unreadable if directory not in seen)
+        if found is not None:
+            found.chains[real_top] = ignores.chain
+            found.ignore_files.update(ignores.read)
+            found.complete = found.complete and not ignores.racy
+
+
+class _Walk:
+    """The folders under ``top``, top-down, each with the sources it keeps; a folder's
+    subfolders are walked (by name) after its files, links to folders are not entered."""
+
+    def __init__(
+        self,
+        top: str,
+        real_top: str,
+        ignores: _GitIgnores,
+        excludes: tuple[str, ...],
+        known: Optional[FolderListings],
+        found: Optional[FolderListings],
+    ) -> None:
+        self.top, self.ignores, self.excludes, self.found = top, ignores, excludes, found
+        self.real_folders = {top: real_top}
+        self.unreadable: list[Path] = []
+        trusted = (
+            known is not None
+            and known.chains.get(real_top) == ignores.chain
+            and ignores.still_read(known.ignore_files)
+        )
+        self.known = known.folders if known is not None and trusted else {}
+        self.known_ignore_files = known.ignore_files if known is not None and trusted else {}
+        self.distrusted: list[str] = []  # folders whose .gitignore came or went: below, list again
+        self.started_ns = time.time_ns()
+
+    def __iter__(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        stack = [self.top]
+        while stack:
+            directory = stack.pop()
+            real_here = self.real_folders.pop(directory, None) or Path(directory).resolve().as_posix()
+            listing = self._listing(directory, real_here)
+            if listing is None:
+                continue
+            yield directory, listing.files
+            for name in reversed(listing.folders):
+                path = os.path.join(directory, name)
+                self.real_folders[path] = f"{real_here}/{name}" if real_here != "/" else f"/{name}"
+                stack.append(path)
+
+    def _listing(self, directory: str, real_here: str) -> Optional[Listing]:
+        try:
+            info = os.stat(directory) if directory == self.top else os.lstat(directory)
+        except OSError:
+            info = None
+        signature = "" if info is None else file_signature(info)
+        recorded = self.known.get(real_here)
+        if (
+            recorded is not None
+            and signature
+            and recorded.signature == signature
+            and not self._distrusted(real_here)
+        ):
+            if recorded.holds_ignore_file and directory != self.top:
+                self.ignores.add(Path(real_here))
+            listing: Optional[Listing] = recorded
+        else:
+            listing = self._scanned(directory, real_here, signature)
+            if listing is None:
+                return None
+            had_ignore_file = bool(self.known_ignore_files.get(Path(real_here, ".gitignore").as_posix()))
+            if directory != self.top and had_ignore_file != listing.holds_ignore_file:
+                self.distrusted.append(real_here.rstrip("/") + "/")
+        if self.found is not None and listing.signature and not racy(info, self.started_ns):
+            self.found.folders[real_here] = listing
+        return listing
+
+    def _distrusted(self, real_here: str) -> bool:
+        return any(real_here.startswith(folder) for folder in self.distrusted)
+
+    def _scanned(self, directory: str, real_here: str, signature: str) -> Optional[Listing]:
+        """The folder as listed now; its signature is dropped ("": not to be kept) if it holds a
+        link. None for a folder that cannot be read (kept in ``unreadable``)."""
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError as error:
+            _note_unreadable(self.unreadable, error)
+            return None
+        folders, files = [], []
+        for entry in entries:
+            try:
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            (folders if is_folder else files).append(entry)
+            if entry.is_symlink():
+                signature = ""
+        names = {entry.name: entry for entry in files}
+        holds_ignore_file = ".gitignore" in names
+        if directory != self.top:
+            if "pyvenv.cfg" in names and _is_file(names["pyvenv.cfg"]):  # a virtualenv: left
+                return Listing(signature, (), (), False)
+            if holds_ignore_file:
+                self.ignores.add(Path(real_here))
+        ignores, excludes = self.ignores, self.excludes
+        kept = sorted(
+            entry.name
+            for entry in folders
+            if entry.name not in SKIPPED_DIRECTORIES
+            and not entry.name.endswith(".egg-info")
+            and not (excludes and excluded(Path(entry.path), excludes))
+            and not ignores.ignored_in(directory, real_here, entry, is_dir=True)
+            and not entry.is_symlink()
+        )
+        sources = sorted(
+            entry.name
+            for entry in files
+            if entry.name.endswith(SUFFIXES)
+            and not (excludes and excluded(Path(entry.path), excludes))
+            and not ignores.ignored_in(directory, real_here, entry, is_dir=False)
+        )
+        return Listing(signature, tuple(kept), tuple(sources), holds_ignore_file)
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
@@ -376,33 +555,6 @@ def walk_order(path: Path) -> tuple[tuple[int, str], ...]:
     name) before its subfolders (by name, each walked whole)."""
     parts = path.parts
     return (*((1, part) for part in parts[:-1]), (0, parts[-1] if parts else ""))
-
-
-def _walk(
-    top: str, unreadable: list[Path]
-) -> Iterator[tuple[str, list[os.DirEntry[str]], list[os.DirEntry[str]]]]:
-    """``os.walk(top)`` (top-down, links to folders listed but not entered) with the entries
-    rather than their names: an entry knows whether it is a folder or a link without a system
-    call. The caller may prune and order the folders, as with ``os.walk``; a folder that cannot
-    be read goes to ``unreadable``."""
-    stack = [top]
-    while stack:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as listing:
-                entries = list(listing)
-        except OSError as error:
-            _note_unreadable(unreadable, error)
-            continue
-        folders, files = [], []
-        for entry in entries:
-            try:
-                is_folder = entry.is_dir()
-            except OSError:
-                is_folder = False
-            (folders if is_folder else files).append(entry)
-        yield directory, folders, files
-        stack.extend(entry.path for entry in reversed(folders) if not entry.is_symlink())
 
 
 def decode(path: Path, raw: bytes) -> tuple[str, str, bool]:

@@ -29,6 +29,7 @@ from ms_migrate import __version__
 from ms_migrate.application.check import as_reported, rewriters
 from ms_migrate.application.config import Config, ConfigError, load_config
 from ms_migrate.application.explain import code_named, explanation
+from ms_migrate.application.listing import listed_sources
 from ms_migrate.application.runner import (
     FileOutcome,
     migrate_bytes,
@@ -159,7 +160,8 @@ def _start(
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     target, source, config = _settled_target(request, paths, config, err, needs_target, reads_only)
-    files = [] if stdin is not None else _listed_files(paths, config, summary, err)
+    cache_dir = _cache_dir(request.no_cache, request.paths)
+    files = [] if stdin is not None else _listed_files(paths, config, summary, err, cache_dir)
     return _Started(target, source, config, files, summary)
 
 
@@ -184,12 +186,14 @@ def _settled_target(
     return target, source, config
 
 
-def _listed_files(paths: tuple[Path, ...], config: Config, summary: Summary, err: Stream) -> list[Path]:
+def _listed_files(
+    paths: tuple[Path, ...], config: Config, summary: Summary, err: Stream, cache_dir: Optional[Path]
+) -> list[Path]:
     """The Python files and notebooks under ``paths``; a named file that is neither is skipped."""
     named = {path for path in paths if path.is_file()}
     files = []
-    for path in sources.discover([path for path in paths if path.exists()], config.exclude):
-        if path in named and not sources.is_python_source(path):
+    for path in listed_sources([path for path in paths if path.exists()], config.exclude, cache_dir):
+        if named and path in named and not sources.is_python_source(path):
             err.print(f"{path}: not a Python file or notebook; skipped")
             summary.skip(path, "not a Python file or notebook")
             continue
@@ -1034,6 +1038,7 @@ class _Checked:
     baseline: Optional[Baseline]  # read before the run: a bad one stops it before any work
     records: list[Record] = dataclasses.field(default_factory=list)
     statuses: list[FileStatus] = dataclasses.field(default_factory=list)
+    rewritten: frozenset[str] = dataclasses.field(default_factory=rewriters)  # as_reported's
 
     @property
     def target(self) -> Version:
@@ -1087,7 +1092,8 @@ def _take(found: _Checked, outcome: FileOutcome, quieted: set[str], err: Stream)
     found.statuses.append(_file_status(outcome, outcome.changed))
     for item in outcome.diagnostics:
         if item.code not in quieted:
-            found.records.append(Record(str(outcome.path), outcome.where(item.line), as_reported(item)))
+            reported = as_reported(item, found.rewritten)
+            found.records.append(Record(str(outcome.path), outcome.where(item.line), reported))
 
 
 @dataclass(frozen=True)
