@@ -1060,6 +1060,94 @@ def test_a_test_function_that_takes_no_inputs_runs_as_written_and_is_compared_by
     assert "test_inline:35 (pynative): differs: its local out at the end differs" in output, output
 
 
+GRAD_ONLY_IN_CONSTRUCT = """
+import numpy as np
+import mindspore as ms
+from mindspore import ParameterTuple, Tensor, context, nn
+from mindspore.ops import composite as C
+
+grad_by_list = C.GradOperation(get_by_list=True)
+
+
+def test_grad_in_construct():
+    class GradNet(nn.Cell):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.weights = ParameterTuple(net.trainable_params())
+
+        def construct(self, x):
+            return grad_by_list(self.net, self.weights)(x)
+
+    out = GradNet(nn.Dense(3, 2))(Tensor(np.ones((4, 3)), ms.float32))
+
+
+def test_another_path_in_graph_mode():
+    class GradNet(nn.Cell):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.weights = ParameterTuple(net.trainable_params())
+
+        def construct(self, x):
+            return grad_by_list(self.net, self.weights)(x)
+
+    x = Tensor(np.ones((4, 3)), ms.float32)
+    if context.get_context("mode") == context.GRAPH_MODE:
+        out = nn.Dense(3, 2)(x)
+    else:
+        out = GradNet(nn.Dense(3, 2))(x)
+"""
+
+
+@pytest.mark.mindspore
+def test_a_rewrite_graph_mode_compiles_is_proven_by_the_pynative_row_on_the_same_path(tmp_path: Path) -> None:
+    """GRAPH mode compiles a Cell's construct, so a rewrite there is never seen to run: the
+    GRAPH row is equal only where the PYNATIVE row saw the changed lines run and the test took
+    the same path through its own lines (a copy of MindSpore's control-flow tests had every
+    such GRAPH row "could not run")."""
+    before = tmp_path / "test_construct.py"
+    before.write_text(GRAD_ONLY_IN_CONSTRUCT, encoding="utf-8")
+    report = tmp_path / "report.json"
+    options = ("--target-version", "2.10", "--no-cache", "--dry-run", "--report", str(report))
+    code, output = invoke("upgrade", "--verify", *options, str(before))
+    rows = {
+        (row["site"].split(":")[0], row["mode"]): row
+        for row in json.loads(report.read_text(encoding="utf-8"))["files"][0]["verified"]
+    }
+    assert rows["test_grad_in_construct", "pynative"]["verdict"] == "equal", output
+    compiled = rows["test_grad_in_construct", "graph"]
+    assert compiled["verdict"] == "equal", output
+    assert compiled["detail"].endswith(
+        "the PYNATIVE row saw them run, along the same lines of the test function"
+    )
+    elsewhere = rows["test_another_path_in_graph_mode", "graph"]
+    assert rows["test_another_path_in_graph_mode", "pynative"]["verdict"] == "equal", output
+    assert elsewhere["verdict"] == "could not run", output
+    assert elsewhere["reason"].startswith("the test function ran, but not the lines the rewrite changed")
+    assert code == 2  # the file is not written: a site not proven in every mode
+
+
+def test_a_graph_row_is_held_to_the_pynative_row_of_its_site() -> None:
+    from ms_migrate.verify.verifier import GRAPH_COMPILED, reconciled_rows
+
+    unseen = {"verdict": "could not run", "reason": "the test function ran, but not the lines", "detail": ""}
+    results = {
+        (1, "pynative"): {"verdict": "equal", "detail": "ran it", "path": "before: [3, 4]"},
+        (1, "graph"): {**unseen, "path": "before: [3, 4]"},
+        (2, "pynative"): {"verdict": "equal", "detail": "ran it", "path": "before: [3, 4]"},
+        (2, "graph"): {**unseen, "path": "before: [3, 5]"},  # another path through the test
+        (3, "pynative"): {"verdict": "could not run", "path": "before: [3]"},
+        (3, "graph"): {**unseen, "path": "before: [3]"},
+        (4, "pynative"): {"verdict": "equal", "detail": "ran it", "path": "before: [3]"},
+        (4, "graph"): dict(unseen),  # not the compiled-construct case: no path sent
+    }
+    rows = reconciled_rows(results)
+    assert rows[1, "graph"] == {"verdict": "equal", "reason": "", "detail": "ran it" + GRAPH_COMPILED}
+    assert [rows[site, "graph"]["verdict"] for site in (2, 3, 4)] == ["could not run"] * 3
+    assert not any("path" in row for row in rows.values())
+
+
 def test_only_a_test_function_pytest_runs_as_it_is_is_run_as_written() -> None:
     from ms_migrate.verify.sites import differing_sites
 

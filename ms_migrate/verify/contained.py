@@ -13,8 +13,10 @@ What is compared, since a test returns nothing and often discards what it comput
 versions bind. Only numbers are compared (Tensors, numpy arrays, Python numbers, and sequences
 of them); any other value (a Cell, a grad function) counts as nothing. A run is `equal` only if
 something was compared and, in PYNATIVE mode, the rewritten lines ran: a rewrite in a class the
-test never uses is not proven by the test's numbers. The code's own ``set_context(mode=...)``
-is left out while it runs (see ``device_guard``): each row runs in its own mode.
+test never uses is not proven by the test's numbers (GRAPH mode compiles a construct instead of
+running it: ``Run.body``, the test's own lines that ran, lets the parent hold that row to the
+PYNATIVE one, ``verifier.reconciled_rows``). The code's own ``set_context(mode=...)`` is left
+out while it runs (see ``device_guard``): each row runs in its own mode.
 
 ``plan`` is pure (two function definitions in, what to compare out); the rest runs in the worker.
 """
@@ -201,12 +203,16 @@ class Run:
         self.function = function
         self.watched = set(watched)
         self.ran: set[int] = set()
+        self.body: set[int] = set()  # the lines of the test function itself that ran
         self.discarded: list[Any] = []
         self.locals: dict[str, Any] = {}
 
     def _local(self, frame: FrameType, event: str, arg: Any) -> Optional[Callable[..., Any]]:
-        if event == "line" and frame.f_lineno in self.watched:
-            self.ran.add(frame.f_lineno)
+        if event == "line":
+            if frame.f_lineno in self.watched:
+                self.ran.add(frame.f_lineno)
+            if frame.f_code is self._code:
+                self.body.add(frame.f_lineno)
         elif event == "return" and frame.f_code is self._code:
             self.locals = dict(frame.f_locals)
         return self._local

@@ -209,9 +209,12 @@ class Outcome:
     max_rel: Optional[float] = None
     detail: str = ""  # the error behind ``reason`` when the reason is advice
     harness: str = ""  # the harness that decided, where not the one the caller names
+    # A test function's run (``contained``): the lines of its own body that ran, in both
+    # versions, for the parent to hold a GRAPH row to its PYNATIVE row (``reconciled_rows``).
+    path: str = ""
 
     def to_json(self, harness: str) -> dict[str, Any]:
-        return {
+        data = {
             "verdict": self.verdict.value,
             "reason": self.reason,
             "steps": self.steps,
@@ -220,6 +223,9 @@ class Outcome:
             "harness": self.harness or harness,
             "detail": self.detail,
         }
+        if self.path:
+            data["path"] = self.path
+        return data
 
 
 CANNOT_DRIVE = (
@@ -780,6 +786,7 @@ def _contained_site(site: dict, context: Context, modules: dict[str, ModuleType]
     traces: dict[str, Trace] = {}
     builds: dict[str, Callable[[], tuple]] = {}
     ran: dict[str, set[int]] = {}
+    body: dict[str, set[int]] = {}
     asked: list[str] = []
     compared = site["compared_locals"]
     for label in LABELS:
@@ -788,7 +795,7 @@ def _contained_site(site: dict, context: Context, modules: dict[str, ModuleType]
             context.reset()
             function, cases = contained.recording_function(modules[label], site["name"])
             run = contained.Run(function, tuple(site[f"changed_{label}"]))
-            ran[label] = run.ran
+            ran[label], body[label] = run.ran, run.body
 
             def once() -> tuple:
                 values, discarded, kept = [], [], []
@@ -818,11 +825,18 @@ def _contained_site(site: dict, context: Context, modules: dict[str, ModuleType]
         outcome = _unless_before_varies(outcome, before, builds["before"], context)
     if outcome.verdict is not Verdict.EQUAL:
         return outcome
+    path = "; ".join(f"{label}: {sorted(lines)}" for label, lines in body.items())
     missed = _rewrite_not_run(site, context, ran)
     if missed:
-        return Outcome(Verdict.NOT_RUN, CONTAINED_NOT_RUN.format(missed), outcome.steps)
+        # GRAPH mode compiles a Cell's construct rather than running it line by line: the
+        # PYNATIVE row may still show that the same path through the test reaches the lines.
+        unseen = Outcome(Verdict.NOT_RUN, CONTAINED_NOT_RUN.format(missed), outcome.steps)
+        if context.mode == "graph":
+            unseen.max_abs, unseen.max_rel, unseen.path = outcome.max_abs, outcome.max_rel, path
+        return unseen
     names = ", ".join(name for name in compared) or "none"
     outcome.detail = CONTAINED_RAN.format(names)
+    outcome.path = path
     if asked:
         outcome.detail += (
             f"; the code's {', '.join(dict.fromkeys(asked))} left out: each row runs in its own mode"
