@@ -1332,6 +1332,65 @@ def test_a_gradient_penalty_on_images_is_proven_and_a_wrong_rewrite_of_it_differ
     assert rows(data)[("Penalty", "pynative")]["verdict"] == "differs", data
 
 
+NORMALISES_RGB_IMAGES = """\
+import numpy as np
+import mindspore as ms
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class ImagePreProcess(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mean = ms.Tensor(np.array([0.40, 0.45, 0.48], np.float32).reshape((1, 1, 1, 3)))
+        self.std = ms.Tensor(np.array([0.28, 0.27, 0.29], np.float32).reshape((1, 1, 1, 3)))
+
+    def construct(self, image):
+        image = (ops.cast(image, ms.float32) / 255.0 - self.mean) / self.std
+        return ops.transpose(image, (0, 3, 1, 2))
+
+
+class DetectorTrainStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__(auto_prefix=False)
+        self.image = ImagePreProcess()
+        self.network = network
+        self.weights = optimizer.parameters
+        self.optimizer = optimizer
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, image, heatmap, mask, index, size):
+        image = self.image(image)
+        loss = self.network(image, heatmap, mask, index, size)
+        grads = self.grad(self.network, self.weights)(image, heatmap, mask, index, size)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_normalises_rgb_images_itself_is_proven_on_them(tmp_path: Path) -> None:
+    """A detector's step (CenterNet's, 17 sites of the zoo and two never-seen repositories)
+    normalises channels-last RGB images against a (1, 1, 1, 3) mean before its network: every
+    probe input and the (6, 1, 2, 2) images fail it, (6, 2, 2, 3) images of the first input run,
+    and a wrong rewrite still differs."""
+    before, after = upgraded(NORMALISES_RGB_IMAGES, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("DetectorTrainStep", mode)]
+        assert row["verdict"] == "equal" and "image-shaped inputs (6, 2, 2, 3)" in row["detail"], data
+    after.write_text(
+        after.read_text().replace(
+            "(image, heatmap, mask, index, size)\n        self.optimizer",
+            "(image * 2.0, heatmap, mask, index, size)\n        self.optimizer",
+        )
+    )
+    assert "image * 2.0" in after.read_text()
+    code, data = verify_json(before, after, "--mode", "pynative")
+    assert rows(data)[("DetectorTrainStep", "pynative")]["verdict"] == "differs", data
+
+
 @pytest.mark.mindspore
 def test_a_step_that_draws_at_random_is_not_called_different(tmp_path: Path) -> None:
     """`ops.UniformReal` in the step draws anew in every run whatever the seed (MindSpore keeps a

@@ -486,30 +486,29 @@ def _cell_site(
 ) -> Outcome:
     """A train step on every probe variant, once per optimizer; a network-only grad Cell likewise
     without an optimizer. The row is the worst of them, named by the variant that decided it.
-    Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``):
-    a step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions."""
-    outcomes = _probe_outcomes(site, context, modules, image=False)
+    Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``: a
+    step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions), then on RGB
+    images with their channels last (``probe.IMAGE_CHANNELS_LAST``: a step that normalises them
+    itself)."""
+    outcomes = _probe_outcomes(site, context, modules, image=None)
     if (
         site["optimizer"]
         and all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
         and any(_JOINS_A_BOOL in f"{outcome.reason} {outcome.detail}" for _, outcome in outcomes)
     ):
-        returning = _probe_outcomes(site, context, modules, image=False, returning_true=True)
+        returning = _probe_outcomes(site, context, modules, image=None, returning_true=True)
         if not all(_probe_did_not_fit(outcome) for _, outcome in returning):
             combined = _combine(returning)
             if combined.verdict is Verdict.EQUAL:
                 combined.detail = f"ran with optimizers that return True ({_JOINS_A_BOOL_WHY})"
             return combined
-    on_images: list[tuple[str, Outcome]] = []
-    if all(_probe_did_not_fit(outcome) for _, outcome in outcomes):
-        on_images = _probe_outcomes(site, context, modules, image=True)
-        if all(_probe_did_not_fit(outcome) for _, outcome in on_images):
-            on_images = []
-    if on_images:
-        combined = _combine(on_images)
-        if combined.verdict is Verdict.EQUAL:
-            combined.detail = f"ran on image-shaped inputs {probe.IMAGE}"
-        return combined
+    for shape in probe.IMAGE_SHAPES if all(_probe_did_not_fit(outcome) for _, outcome in outcomes) else ():
+        on_images = _probe_outcomes(site, context, modules, image=shape)
+        if not all(_probe_did_not_fit(outcome) for _, outcome in on_images):
+            combined = _combine(on_images)
+            if combined.verdict is Verdict.EQUAL:
+                combined.detail = f"ran on image-shaped inputs {shape}"
+            return combined
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
     fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
@@ -531,14 +530,18 @@ _JOINS_A_BOOL_WHY = "the step joins their result with a bool, which GRAPH mode c
 
 
 def _probe_outcomes(
-    site: dict, context: Context, modules: dict[str, ModuleType], image: bool, returning_true: bool = False
+    site: dict,
+    context: Context,
+    modules: dict[str, ModuleType],
+    image: Optional[tuple[int, ...]],
+    returning_true: bool = False,
 ) -> list[tuple[str, Outcome]]:
     """Each probe variant's outcome, by the variant's name (see ``_cell_site``). On images the
     first variant that BEFORE fails on ends the try: the shape did not fit either.
     ``returning_true``: the optimizers return True (see ``probe.SGDReturningTrue``)."""
     outcomes = []
     optional: list[tuple[str, Outcome]] = []
-    shape = f"image-shaped inputs {probe.IMAGE}" if image else ""
+    shape = f"image-shaped inputs {image}" if image else ""
     for variant, kind, set_grad, optimizers in _variants(site):
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
             if optimizer_kind and returning_true:
@@ -562,6 +565,7 @@ def _probe_outcomes(
                         defaulted=site.get("defaulted", 0),
                         word=probe.naming_word(site.get("weight_words", ())),
                         raw=site.get("raw_output", False),
+                        flat=image == probe.IMAGE_CHANNELS_LAST,
                     )
                     probe.with_parts(network, site.get("network_parts", ()))
                     cls = getattr(module, site["name"])
@@ -574,11 +578,13 @@ def _probe_outcomes(
                         site.get("optimizer_networks", ()),
                     )
                     cell = cls(*arguments)
-                    label_too = image and site["network_inputs"] == 1  # not the network's label
+                    label_too = image is not None and site["network_inputs"] == 1  # not the network's label
                     inputs = probe.seeded_inputs(site["inputs"], context.seed, image, label_too)
                     return cell, inputs, collect_state([*sources, cell])
 
-                key = " ".join(filter(None, ["cell", variant, optimizer_kind, "image" if image else ""]))
+                key = " ".join(
+                    filter(None, ["cell", variant, optimizer_kind, f"image {image}" if image else ""])
+                )
                 builds[label] = build
                 traces[label] = context.trace(
                     key, label, lambda build=build: run_steps(build, context.steps, context.describe)

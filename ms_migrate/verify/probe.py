@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
@@ -32,6 +32,11 @@ BATCH, FEATURES, TARGETS = 6, 4, 2
 # Features as images (batch, channels, height, width) for a step that needs them (a gradient
 # penalty mixing real and fake images by a (batch, 1, 1, 1) weight): FEATURES numbers each.
 IMAGE = (BATCH, 1, 2, 2)
+# Then as RGB images, channels last (batch, height, width, 3), for a step that normalises them
+# itself before the network (CenterNet's `(image / 255 - mean) / std` against a (1, 1, 1, 3) mean):
+# more numbers than FEATURES, of which the probe reads the first FEATURES.
+IMAGE_CHANNELS_LAST = (BATCH, 2, 2, 3)
+IMAGE_SHAPES = (IMAGE, IMAGE_CHANNELS_LAST)
 LEARNING_RATE, MOMENTUM = 0.05, 0.9
 OPTIMIZERS = ("SGD", "Momentum")
 
@@ -109,11 +114,18 @@ class _Probe(nn.Cell):
         self.norm = batch_norm(TARGETS, portable)
         self.drop = CountedDropout()
 
+    def flat(self, x):
+        """Features as (batch, FEATURES): an image flattened, RGB's first FEATURES numbers."""
+        if len(x.shape) > 2:
+            x = ops.reshape(x, (x.shape[0], -1))
+        if x.shape[-1] > FEATURES:
+            x = x[:, :FEATURES]
+        return x
+
     def finish(self, x, label):
         if label is None:  # the step passes a defaulted input on as it is (`mask=None`)
             label = 0.0
-        if len(x.shape) > 2:  # image-shaped features (IMAGE): the same numbers, flattened
-            x = ops.reshape(x, (x.shape[0], -1))
+        x = self.flat(x)  # image-shaped features (IMAGE_SHAPES)
         out = ops.matmul(x, self.weight) + self.bias
         if self.stateful:
             out = self.drop(self.norm(out))
@@ -206,7 +218,7 @@ def second_network(kind: str, inputs: int) -> nn.Cell:
 
 _BY_ARITY = {1: Probe1, 2: Probe2}
 _SECOND_BY_ARITY = {1: SecondLoss1, 2: SecondLoss2}
-_GENERATED: dict[tuple[int, int, str, bool], type] = {}
+_GENERATED: dict[tuple[int, int, str, bool, bool], type] = {}
 
 
 def _class_name(inputs: int, defaulted: int, word: str = "", second: bool = False) -> str:
@@ -233,19 +245,23 @@ def _renamed_weight(word: str) -> str:
     return init + finish + "\n"
 
 
-def _probe_source(inputs: int, defaulted: int, word: str = "", second: bool = False) -> str:
+def _probe_source(
+    inputs: int, defaulted: int, word: str = "", second: bool = False, flat: bool = False
+) -> str:
     """``construct(self, x0, ..., label, extra0=None, ...)``: features weighted by powers of two,
     the label last (no label for one input); the defaulted parameters are taken and ignored. A
     feature after the first may be None (BERT's step passes its own `next_sentence_starts=None`
     on): it adds nothing, as a label of None does. ``word``: see ``_renamed_weight``.
-    ``second``: a second loss network (``_SecondProbe``)."""
+    ``second``: a second loss network (``_SecondProbe``). ``flat``: each feature is flattened
+    before they are added (``_Probe.flat``), for one RGB image among plain features."""
     features = [f"x{index}" for index in range(max(1, inputs - 1))]
     label = ["label"] if inputs > 1 else []
     extras = [f"extra{index}=None" for index in range(defaulted)]
-    lines = [f"        total = 1.0 * {features[0]}\n"]
+    shaped = (lambda name: f"self.flat({name})") if flat else (lambda name: name)
+    lines = [f"        total = 1.0 * {shaped(features[0])}\n"]
     for index, name in enumerate(features[1:], start=1):
         lines.append(f"        if {name} is not None:\n")
-        lines.append(f"            total = total + {2.0**-index!r} * {name}\n")
+        lines.append(f"            total = total + {2.0**-index!r} * {shaped(name)}\n")
     base = "_SecondProbe" if second else "_Probe"
     return (
         f"from mindspore import ops\n\nfrom ms_migrate.verify.probe import {base}\n\n\n"
@@ -257,19 +273,21 @@ def _probe_source(inputs: int, defaulted: int, word: str = "", second: bool = Fa
     )
 
 
-def probe_class(inputs: int, defaulted: int = 0, word: str = "", second: bool = False) -> type:
+def probe_class(
+    inputs: int, defaulted: int = 0, word: str = "", second: bool = False, flat: bool = False
+) -> type:
     """The probe class whose construct takes ``inputs`` tensors and ``defaulted`` more parameters
     with defaults (``word``: in its weight's name; ``second``: a second loss network). Beyond the
     hand-written ones it is generated into a module file in the working directory (the worker's
     scratch directory): GRAPH mode compiles a Cell from its source file."""
     hand_written = _SECOND_BY_ARITY if second else _BY_ARITY
     if not defaulted and not word and inputs in hand_written:
-        return hand_written[inputs]
-    key = (inputs, defaulted, word, second)
+        return hand_written[inputs]  # one feature at most: ``finish`` flattens it
+    key = (inputs, defaulted, word, second, flat)
     if key not in _GENERATED:
-        name = f"_msm_{'second' if second else 'probe'}_{inputs}_{defaulted}_{word}"
+        name = f"_msm_{'second' if second else 'probe'}_{inputs}_{defaulted}_{word}{'_flat' if flat else ''}"
         path = Path(os.getcwd()) / f"{name}.py"
-        path.write_text(_probe_source(inputs, defaulted, word, second), encoding="utf-8")
+        path.write_text(_probe_source(inputs, defaulted, word, second, flat), encoding="utf-8")
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -314,17 +332,19 @@ def network(
     defaulted: int = 0,
     word: str = "",
     raw: bool = False,
+    flat: bool = False,
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
     ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
     ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs.
     ``word``: to be part of its weight's name (see ``naming_word``). ``raw``: it returns its
-    prediction (a label's shape), not the loss (``sites.SitePlan.raw_output``)."""
+    prediction (a label's shape), not the loss (``sites.SitePlan.raw_output``). ``flat``: its
+    features are flattened before they are added (``_probe_source``)."""
     if kind == "varargs":
         net = ProbeVarargs(outputs, stateful=True, portable=portable, raw=raw)
     else:
         extra = defaulted if kind == "defaulted" else 0
-        made = probe_class(inputs, extra, word)
+        made = probe_class(inputs, extra, word, flat=flat)
         net = made(outputs, stateful=kind == "stateful", portable=portable, raw=raw)
     if kind not in ("dense", "defaulted"):
         net.set_train()
@@ -350,11 +370,13 @@ def with_parts(net: nn.Cell, names: Sequence[str]) -> nn.Cell:
 
 
 def seeded_inputs(
-    roles: Sequence[str], seed: int, image: bool = False, image_label: bool = False
+    roles: Sequence[str], seed: int, image: Optional[tuple[int, ...]] = None, image_label: bool = False
 ) -> tuple[Tensor, ...]:
     """One seeded tensor per role: features (6, 4), a label (6, 2), or a scalar loss scale; for a
     "packed" input, the tuple of a feature and a label the step unpacks into its network.
-    ``image``: the features shaped as ``IMAGE``, the same numbers (the probe flattens them);
+    ``image``: the features in that shape (one of ``IMAGE_SHAPES``): as ``IMAGE``, the same
+    numbers; channels last, the first features alone, as many seeded numbers as it holds (the
+    probe flattens them);
     ``image_label``: the label too, where the network is not given it (a gradient penalty's
     second input is the fake image, not a target).
 
@@ -371,9 +393,13 @@ def seeded_inputs(
             made.append((features, Tensor(rng.randn(BATCH, TARGETS).astype(np.float32))))
         elif role == "label" and not image_label:
             made.append(Tensor(rng.randn(BATCH, TARGETS).astype(np.float32)))
+        elif image is not None and image != IMAGE:  # channels last: the first features alone
+            first = not any(role in ("feature", "packed") for role in roles[: len(made)])
+            shape = image if first else (BATCH, FEATURES)
+            made.append(Tensor(rng.randn(*shape).astype(np.float32)))
         else:
             features = rng.randn(BATCH, FEATURES).astype(np.float32)
-            made.append(Tensor(features.reshape(IMAGE) if image else features))
+            made.append(Tensor(features if image is None else features.reshape(image)))
     return tuple(made)
 
 
