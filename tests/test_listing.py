@@ -212,3 +212,33 @@ def test_no_cache_keeps_no_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     result = CliRunner().invoke(main, ["check", "--no-cache", "--target-version", "2.8", "src"])
     assert result.exit_code == 0, result.output
     assert not list(Path(os.environ[DIRECTORY_VARIABLE]).rglob("walk-*"))
+
+
+def test_files_named_one_by_one_keep_no_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit names the files it hands over, a new list at each commit: there is no walk to
+    keep, and a walk file per list would pile up in the cache."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "src", {"a.py": "y = 1\n", "b.py": "z = 2\n"})
+    for names in (["src/a.py"], ["src/b.py"], ["src/a.py", "src/b.py"]):
+        result = CliRunner().invoke(main, ["check", "--target-version", "2.8", *names])
+        assert result.exit_code == 0, result.output
+    assert not list(Path(os.environ[DIRECTORY_VARIABLE]).rglob("walk-*"))
+    result = CliRunner().invoke(main, ["check", "--target-version", "2.8", "src"])
+    assert result.exit_code == 0, result.output
+    assert len(list(Path(os.environ[DIRECTORY_VARIABLE]).rglob("walk-*"))) == 1
+
+
+def test_the_cache_folder_gets_its_gitignore_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user who deleted the cache's .gitignore (or CACHEDIR.TAG) gets it back at the next write,
+    although the folder it guards is still there."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "src", {"a.py": "y = 1\n"})
+    cache = Path(os.environ[DIRECTORY_VARIABLE])
+    assert CliRunner().invoke(main, ["check", "--target-version", "2.8", "src"]).exit_code == 0
+    (cache / ".gitignore").unlink()
+    (cache / "CACHEDIR.TAG").unlink()
+    _write(tmp_path / "src", {"new.py": "z = 2\n"})  # something to write
+    time.sleep(PAST_A_TICK_S)
+    assert CliRunner().invoke(main, ["check", "--target-version", "2.8", "src"]).exit_code == 0
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (cache / "CACHEDIR.TAG").is_file()

@@ -21,8 +21,9 @@ def listed_sources(
     paths: Sequence[Path], excludes: Sequence[str], cache_dir: Optional[Path]
 ) -> Iterator[Path]:
     """``sources.discover(paths, excludes)``, reusing and keeping what a walk found in
-    ``cache_dir`` (None: no cache)."""
-    if cache_dir is None:
+    ``cache_dir`` (None: no cache). Files named one by one (pre-commit's way) are not walked:
+    nothing is kept for them, where each new list of them would leave a file of its own."""
+    if cache_dir is None or not any(path.is_dir() for path in paths):
         yield from sources.discover(paths, excludes)
         return
     cache = WalkCache(cache_dir, walk_digest(paths, excludes))

@@ -389,16 +389,14 @@ class Cache:
 
 
 def _keep(directory: Path, path: Path, data: Any) -> bool:
-    """Write ``data`` signed to ``path`` in the cache ``directory`` (made, with its .gitignore
-    and CACHEDIR.TAG, if it is not there); False where it cannot be written (a read-only tree,
-    a full disk: the run goes on without the cache)."""
+    """Write ``data`` signed to ``path`` in the cache ``directory`` (made if it is not there; its
+    .gitignore and CACHEDIR.TAG put back if they are gone, so git never sees the cache); False
+    where it cannot be written (a read-only tree, a full disk: the run goes on without it)."""
     try:
-        if not path.parent.is_dir():
-            directory.mkdir(parents=True, exist_ok=True)
-            for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-                if not (directory / name).exists():
-                    _write_atomically(directory / name, text.encode())
-            path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            if not (directory / name).exists():
+                _write_atomically(directory / name, text.encode())
         _write_atomically(path, _signed(path, json.dumps(data).encode("ascii")))  # ASCII: any str goes
     except OSError:
         return False
