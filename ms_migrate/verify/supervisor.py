@@ -29,6 +29,7 @@ from ms_migrate.verify.model import Verdict, VerifyOptions
 # `import mindspore` takes 2-5 s on an idle machine; a loaded CI box can take much longer.
 STARTUP_TIMEOUT_S = 180.0
 MAX_AUTO_WORKERS = 4
+SIGNAL_DEATH = "the worker died with signal"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -132,7 +133,7 @@ class Worker:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = str(-code)
-            text = f"the worker died with signal {name}"
+            text = f"{SIGNAL_DEATH} {name}"
         else:
             text = f"the worker exited with status {code}"
         return f"{text}: {last}" if last else text
@@ -189,11 +190,44 @@ class Schedule:
         self.payloads = payloads or {}  # what a task line carries besides its site and mode
         self.results: dict[Task, dict] = {}
         self.file_of = file_of or {}  # site id -> index of its file
+        self.retried: dict[Task, str] = {}  # task -> why its first worker died
         self.lock = threading.Lock()
 
     def take(self) -> Optional[Task]:
         with self.lock:
             return self.pending.popleft() if self.pending else None
+
+    def again(self, task: Task, problem: str) -> bool:
+        """Run ``task`` once more, first, in a fresh worker, when its worker was killed by a
+        signal for the first time: MindSpore 2.10 sometimes aborts a process at a random call
+        after a GRAPH compile failed ("PyThreadState_Get: ... the GIL is released", about one
+        run in two of the same site), and a crash it does not repeat says nothing of the rewrite.
+        False (and nothing queued) for a second death, or one that no signal caused."""
+        with self.lock:
+            if not problem.startswith(SIGNAL_DEATH) or task in self.retried:
+                return False
+            self.retried[task] = problem
+            self.pending.appendleft(task)
+            return True
+
+    def why_not_run(self, task: Task, problem: str) -> str:
+        """The reason a task that gave no result is reported with, its first death named."""
+        with self.lock:
+            first = self.retried.get(task)
+        if first is None:
+            return problem
+        if problem.startswith(SIGNAL_DEATH):
+            return f"{problem} (a fresh worker died too)"
+        return f"{problem} (after {first.partition(':')[0]}, in a fresh worker)"
+
+    def with_retry_said(self, task: Task, result: dict) -> dict:
+        """``result``, its detail saying so when it came from a second worker."""
+        with self.lock:
+            first = self.retried.get(task)
+        if first is not None:
+            said = f"run again in a fresh worker after {first.partition(':')[0]}"
+            result["detail"] = "; ".join(filter(None, [result.get("detail"), said]))
+        return result
 
     def record(self, task: Task, result: dict) -> None:
         with self.lock:
@@ -287,13 +321,13 @@ def _serve(schedule: Schedule, setup: dict, options: VerifyOptions, workdir: Pat
                 if event is None:
                     if import_hung:
                         schedule.fail_file(task, problem)
-                    else:
-                        schedule.record(task, not_run(problem))
+                    elif not schedule.again(task, problem):
+                        schedule.record(task, not_run(schedule.why_not_run(task, problem)))
                     break
                 event.pop("event", None)
                 event.pop("site", None)
                 event.pop("mode", None)
-                schedule.record(task, event)
+                schedule.record(task, schedule.with_retry_said(task, event))
                 task = schedule.take()
             else:
                 worker.finish()
