@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable, Optional
@@ -55,7 +56,7 @@ class ApiFacts:
     labels: dict[Version, str]  # 1.10 -> "1.10.0"
     modules: dict[str, frozenset[Version]]
     names: dict[str, frozenset[Version]]  # "module.name" -> releases
-    signatures: dict[str, tuple[tuple[frozenset[Version], Optional[tuple[Parameter, ...]]], ...]]
+    signatures: Mapping[str, Signatures]
     moves: tuple[Move, ...]
     proven: dict[tuple[str, str], str]  # (old, new) -> "equal" or why not
     probes: dict[str, tuple[tuple[frozenset[Version], Any], ...]]  # what running each release gave
@@ -259,6 +260,36 @@ class _Spans:
         return found
 
 
+Signatures = tuple[tuple[frozenset[Version], Optional[tuple[Parameter, ...]]], ...]
+
+
+class _Signatures(Mapping[str, Signatures]):
+    """Each callable's parameters, by the releases that have them, read from the data when first
+    asked for: a rule asks for a few of 1,330, and reading all made a fifth of every run's
+    start-up (a pre-commit hook's, on one file)."""
+
+    def __init__(self, data: dict[str, dict[str, Any]], spans: _Spans) -> None:
+        self._data, self._spans = data, spans
+        self._read: dict[str, Signatures] = {}
+
+    def __getitem__(self, dotted: str) -> Signatures:
+        found = self._read.get(dotted)
+        if found is None:
+            by_spec = self._data[dotted]
+            found = tuple((self._spans(spec), _parameters(listed)) for spec, listed in by_spec.items())
+            self._read[dotted] = found
+        return found
+
+    def __contains__(self, dotted: object) -> bool:
+        return dotted in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
 def _load_json(name: str) -> Optional[dict[str, Any]]:
     try:
         return json.loads(rules_path(name).read_text(encoding="utf-8"))
@@ -292,10 +323,7 @@ def api_facts() -> Optional[ApiFacts]:
         for spec, short_names in by_spec.items():
             releases = spans(spec)
             names.update((f"{owner}.{short}", releases) for short in short_names)
-    signatures = {
-        dotted: tuple((spans(spec), _parameters(parameters)) for spec, parameters in by_spec.items())
-        for dotted, by_spec in data.get("signatures", {}).items()
-    }
+    signatures = _Signatures(data.get("signatures", {}), spans)
     moves_data = _load_json("releases/moves.json") or {"moves": []}
     moves = tuple(
         Move(item["old"], item.get("new"), item["kind"], item.get("review", ""), item.get("source", ""))

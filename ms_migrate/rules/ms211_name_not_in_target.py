@@ -341,12 +341,12 @@ def missing_at(target: Version) -> Optional[Missing]:
     around = facts.around(target)
     present = {module for module, releases in facts.modules.items() if not releases.isdisjoint(around)}
     modules = frozenset(facts.modules.keys() - present)
+    # Tens of thousands of names share a few dozen spans of releases: each span is asked once.
+    gone = {releases for releases in set(facts.names.values()) if releases.isdisjoint(around)}
     names = frozenset(
         name
         for name, releases in facts.names.items()
-        if releases.isdisjoint(around)
-        and name not in HANDLED_ELSEWHERE
-        and name.rpartition(".")[0] in present
+        if releases in gone and name not in HANDLED_ELSEWHERE and name.rpartition(".")[0] in present
     )
     spellings: dict[str, set[frozenset[str]]] = {}
     parents: dict[str, set[str]] = {}
