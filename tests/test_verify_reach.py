@@ -1391,6 +1391,54 @@ def test_a_step_that_normalises_rgb_images_itself_is_proven_on_them(tmp_path: Pa
     assert rows(data)[("DetectorTrainStep", "pynative")]["verdict"] == "differs", data
 
 
+# CenterNet's loss-scale step, in short: channels-last images, the learning rate called with the
+# global step, and the optimizer's result joined with a bool (an overflow skips the update).
+NORMALISES_IMAGES_CALLS_ITS_RATE_JOINS_A_BOOL = (
+    NORMALISES_RGB_IMAGES.replace(
+        "import numpy as np\n", "import numpy as np\nfrom mindspore import Parameter\n", 1
+    )
+    .replace(
+        "        self.grad = ops.GradOperation(get_by_list=True)\n",
+        "        self.grad = ops.GradOperation(get_by_list=True)\n"
+        "        self.learning_rate = optimizer.learning_rate\n"
+        "        self.global_step = optimizer.global_step\n"
+        "        self.skipped = Parameter(ms.Tensor(0, ms.int32), requires_grad=False)\n",
+    )
+    .replace(
+        "        self.optimizer(grads)\n        return loss\n",
+        "        lr = self.learning_rate(self.global_step)\n"
+        "        if self.skipped > 0:\n"
+        "            succ = False\n"
+        "        else:\n"
+        "            succ = self.optimizer(grads)\n"
+        "        return ops.depend(loss, succ), lr\n",
+    )
+)
+
+
+@pytest.mark.mindspore
+def test_the_optimizers_a_failure_asks_for_stay_for_the_image_shapes(tmp_path: Path) -> None:
+    """The features fail the step (its images have their channels last), and so does the probe's
+    fixed learning rate, which it calls: the images run with optimizers on a schedule, and in
+    GRAPH mode, where the bool join fails next, with optimizers that also return True. Each
+    row names all it ran with; a wrong rewrite differs."""
+    legacy = NORMALISES_IMAGES_CALLS_ITS_RATE_JOINS_A_BOOL
+    assert "lr = self.learning_rate(self.global_step)" in legacy and "succ = False" in legacy
+    before, after = upgraded(legacy, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        detail = rows(data)[("DetectorTrainStep", mode)]["detail"]
+        assert rows(data)[("DetectorTrainStep", mode)]["verdict"] == "equal", data
+        assert "image-shaped inputs (6, 2, 2, 3)" in detail and "learning rate is a schedule" in detail, data
+    assert "optimizers that return True" in rows(data)[("DetectorTrainStep", "graph")]["detail"], data
+    text = after.read_text()
+    assert "self.weights)(image, heatmap" in text
+    after.write_text(text.replace("self.weights)(image, heatmap", "self.weights)(image * 2.0, heatmap"))
+    code, data = verify_json(before, after, "--mode", "graph")
+    assert rows(data)[("DetectorTrainStep", "graph")]["verdict"] == "differs", data
+
+
 @pytest.mark.mindspore
 def test_a_step_that_draws_at_random_is_not_called_different(tmp_path: Path) -> None:
     """`ops.UniformReal` in the step draws anew in every run whatever the seed (MindSpore keeps a
@@ -1459,6 +1507,54 @@ def test_a_step_that_joins_its_optimizers_result_with_a_bool_is_proven_and_a_wro
     code, data = verify_json(before, after, "--mode", "graph")
     graph = rows(data)[("AccumulatingStep", "graph")]
     assert graph["verdict"] == "differs" and "parameter weight" in graph["reason"], data
+
+
+# A detector's step (CenterNet's, CenterPoint's shape): it reads its optimizer's learning rate
+# and global step in __init__ and calls the one with the other in construct, as a schedule is.
+CALLS_ITS_RATE = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class ScheduledStep(nn.Cell):
+    def __init__(self, network, optimizer):
+        super().__init__(auto_prefix=False)
+        self.network = network
+        self.weights = optimizer.parameters
+        self.optimizer = optimizer
+        self.learning_rate = self.optimizer.learning_rate
+        self.global_step = self.optimizer.global_step
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, data, label):
+        lr = self.learning_rate(self.global_step)
+        loss = self.network(data, label)
+        grads = self.grad(self.network, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss, lr
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_calls_its_optimizers_learning_rate_is_proven_and_a_wrong_rewrite_differs(
+    tmp_path: Path,
+) -> None:
+    """`self.learning_rate(self.global_step)` fails on a fixed rate (a Parameter) in both versions;
+    the probe's optimizers then take a constant schedule, the row says so, and a rewrite that
+    takes the gradients at twice the data differs."""
+    before, after = upgraded(CALLS_ITS_RATE, tmp_path, target="2.8")
+    code, data = verify_json(before, after)
+    assert code == 0, data
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("ScheduledStep", mode)]
+        assert row["verdict"] == "equal" and "learning rate is a schedule" in row["detail"], data
+    text = after.read_text()
+    assert "self.weights)(data, label)" in text
+    after.write_text(text.replace("self.weights)(data, label)", "self.weights)(data * 2.0, label)"))
+    code, data = verify_json(before, after)
+    for mode in ("pynative", "graph"):
+        row = rows(data)[("ScheduledStep", mode)]
+        assert row["verdict"] == "differs" and "parameter" in row["reason"], data
 
 
 # RAS's step: `*inputs` unpacked at the top of construct, one of them a number it divides by.

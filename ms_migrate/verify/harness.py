@@ -419,6 +419,7 @@ def run_steps(
             trace.outputs.append(to_tree(output))
             trace.states.append(_read(trace.entries))
     except Exception as error:  # user code: any failure is a result, not a crash
+        compat.settle_after_a_failure(error)
         trace.error = describe(error)
     return trace
 
@@ -489,26 +490,30 @@ def _cell_site(
     Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``: a
     step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions), then on RGB
     images with their channels last (``probe.IMAGE_CHANNELS_LAST``: a step that normalises them
-    itself)."""
-    outcomes = _probe_outcomes(site, context, modules, image=None)
-    if (
-        site["optimizer"]
-        and all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
-        and any(_JOINS_A_BOOL in f"{outcome.reason} {outcome.detail}" for _, outcome in outcomes)
-    ):
-        returning = _probe_outcomes(site, context, modules, image=None, returning_true=True)
-        if not all(_probe_did_not_fit(outcome) for _, outcome in returning):
-            combined = _combine(returning)
+    itself). On each input shape, a failure that one of ``_OPTIMIZER_STAND_INS`` answers runs
+    the shape again with those optimizers, and they stay for the shapes after it (CenterNet's
+    step needs images with channels last and optimizers that return True)."""
+    first = outcomes = _probe_outcomes(site, context, modules, image=None)
+    suffix, said = "", []
+    for shape in (None, *probe.IMAGE_SHAPES):
+        if shape is not None:
+            outcomes = _probe_outcomes(site, context, modules, image=shape, optimizer_suffix=suffix)
+        while site["optimizer"] and all(_probe_did_not_fit(outcome) for _, outcome in outcomes):
+            failures = " ".join(f"{outcome.reason} {outcome.detail}" for _, outcome in outcomes)
+            answer = next(
+                (item for item in _OPTIMIZER_STAND_INS if item[1] not in suffix and item[0] in failures), None
+            )
+            if answer is None:
+                break
+            suffix, said = suffix + answer[1], [*said, answer[2]]
+            outcomes = _probe_outcomes(site, context, modules, image=shape, optimizer_suffix=suffix)
+        if not all(_probe_did_not_fit(outcome) for _, outcome in outcomes):
+            combined = _combine(outcomes)
             if combined.verdict is Verdict.EQUAL:
-                combined.detail = f"ran with optimizers that return True ({_JOINS_A_BOOL_WHY})"
+                shaped = [f"ran on image-shaped inputs {shape}"] if shape else []
+                combined.detail = "; ".join([*shaped, *said])
             return combined
-    for shape in probe.IMAGE_SHAPES if all(_probe_did_not_fit(outcome) for _, outcome in outcomes) else ():
-        on_images = _probe_outcomes(site, context, modules, image=shape)
-        if not all(_probe_did_not_fit(outcome) for _, outcome in on_images):
-            combined = _combine(on_images)
-            if combined.verdict is Verdict.EQUAL:
-                combined.detail = f"ran on image-shaped inputs {shape}"
-            return combined
+    outcomes = first
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
     fits = all(_probe_did_not_fit(outcome) for _, outcome in outcomes)
@@ -526,7 +531,25 @@ def _cell_site(
 # GRAPH mode's error for a step that joins its optimizer's result with a bool from another
 # branch; the probe's optimizers then return True (``probe.SGDReturningTrue``).
 _JOINS_A_BOOL = "Cannot join the return values of different branches"
-_JOINS_A_BOOL_WHY = "the step joins their result with a bool, which GRAPH mode cannot do with MindSpore's own"
+# What calling a fixed learning rate (a Parameter) says in PYNATIVE and GRAPH mode; the probe's
+# optimizers then take their rate from a schedule (``probe.ConstantSchedule``).
+_CALLS_ITS_RATE = "object is not callable"
+# (what the step's failure on the probe's optimizers says, the optimizers' kind suffix to try
+# then, the detail an equal row gets)
+_OPTIMIZER_STAND_INS = (
+    (
+        _JOINS_A_BOOL,
+        probe.RETURNING_TRUE,
+        "ran with optimizers that return True (the step joins their result with a bool, which "
+        "GRAPH mode cannot do with MindSpore's own)",
+    ),
+    (
+        _CALLS_ITS_RATE,
+        probe.SCHEDULED,
+        "ran with optimizers whose learning rate is a schedule (the step calls its optimizer's "
+        "learning rate with the global step, as only a schedule can be called)",
+    ),
+)
 
 
 def _probe_outcomes(
@@ -534,18 +557,18 @@ def _probe_outcomes(
     context: Context,
     modules: dict[str, ModuleType],
     image: Optional[tuple[int, ...]],
-    returning_true: bool = False,
+    optimizer_suffix: str = "",
 ) -> list[tuple[str, Outcome]]:
     """Each probe variant's outcome, by the variant's name (see ``_cell_site``). On images the
     first variant that BEFORE fails on ends the try: the shape did not fit either.
-    ``returning_true``: the optimizers return True (see ``probe.SGDReturningTrue``)."""
+    ``optimizer_suffix``: the optimizers' kind suffix (see ``_OPTIMIZER_STAND_INS``)."""
     outcomes = []
     optional: list[tuple[str, Outcome]] = []
     shape = f"image-shaped inputs {image}" if image else ""
     for variant, kind, set_grad, optimizers in _variants(site):
         for optimizer_kind in optimizers if site["optimizer"] else (None,):
-            if optimizer_kind and returning_true:
-                optimizer_kind += probe.RETURNING_TRUE
+            if optimizer_kind:
+                optimizer_kind += optimizer_suffix
             traces, builds = {}, {}
             for label in LABELS:
 

@@ -27,6 +27,7 @@ from typing import Optional, Union
 
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
+from mindspore.nn.learning_rate_schedule import LearningRateSchedule
 
 BATCH, FEATURES, TARGETS = 6, 4, 2
 # Features as images (batch, channels, height, width) for a step that needs them (a gradient
@@ -440,6 +441,24 @@ class MomentumReturningTrue(nn.Momentum):
         return ops.depend(True, super().construct(gradients))
 
 
+# An optimizer kind with this suffix takes its rate from a schedule (see ``ConstantSchedule``).
+SCHEDULED = " with a learning-rate schedule"
+
+
+class ConstantSchedule(LearningRateSchedule):
+    """LEARNING_RATE at every step, as a schedule: for a step that calls its optimizer's learning
+    rate with the global step (`lr = self.learning_rate(self.global_step)`: CenterNet's and
+    CenterPoint's steps), which only a schedule can be; with a fixed rate it is a Parameter,
+    and calling it fails in both versions. The updates are those of the fixed rate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rate = Tensor(np.float32(LEARNING_RATE))
+
+    def construct(self, global_step):
+        return self.rate
+
+
 def weight_shares(net: nn.Cell, optimizers: int) -> list[list[Parameter]]:
     """The weights each of a step's ``optimizers`` updates: disjoint shares, as a real step's
     (a GAN's generator and discriminator, a segmentation net's feature and classifier parts).
@@ -454,18 +473,22 @@ def weight_shares(net: nn.Cell, optimizers: int) -> list[list[Parameter]]:
 def optimizer(kind: str, net_or_weights: Union[nn.Cell, list], takes_more: bool = False) -> nn.Optimizer:
     """An optimizer over a network's weights (or over the weights given); ``takes_more``: one
     whose construct takes (and ignores) arguments after the gradients. A ``kind`` ending in
-    ``RETURNING_TRUE``: one that returns True."""
+    ``RETURNING_TRUE``: one that returns True; with ``SCHEDULED`` in it: one whose rate is a
+    schedule."""
     weights = net_or_weights.trainable_params() if isinstance(net_or_weights, nn.Cell) else net_or_weights
+    rate: Union[float, LearningRateSchedule] = LEARNING_RATE
+    if SCHEDULED in kind:
+        kind, rate = kind.replace(SCHEDULED, ""), ConstantSchedule()
     if kind.endswith(RETURNING_TRUE):  # its construct takes (and ignores) more, as takes_more
         returning = SGDReturningTrue if kind.startswith("SGD") else MomentumReturningTrue
         if returning is SGDReturningTrue:
-            return returning(weights, learning_rate=LEARNING_RATE)
-        return returning(weights, learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+            return returning(weights, learning_rate=rate)
+        return returning(weights, learning_rate=rate, momentum=MOMENTUM)
     if kind == "SGD":
         sgd = SGDTakingMore if takes_more else nn.SGD
-        return sgd(weights, learning_rate=LEARNING_RATE)
+        return sgd(weights, learning_rate=rate)
     momentum = MomentumTakingMore if takes_more else nn.Momentum
-    return momentum(weights, learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+    return momentum(weights, learning_rate=rate, momentum=MOMENTUM)
 
 
 LOSS_SCALE = 3.0  # as the seeded sens: not a power of two, so a misplaced scale rounds differently

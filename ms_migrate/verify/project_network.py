@@ -25,6 +25,7 @@ from typing import Callable, Optional
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 
+from ms_migrate.verify import compat
 from ms_migrate.verify.probe import BATCH
 
 # Larger networks take minutes a step on a CPU: verify's timeout would end them, not a verdict.
@@ -180,6 +181,7 @@ def first_accepted(
         try:
             forward(build(), seeded(specs, [role for role in roles if role != "scalar"], seed))
         except Exception as failure:  # user code: a shape it rejects is the next candidate
+            compat.settle_after_a_failure(failure)
             error = describe(failure)
             continue
         return specs, ""
