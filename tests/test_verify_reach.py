@@ -298,7 +298,12 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.mark.mindspore
-def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
+def test_relative_imports_resolve_in_the_files_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python would cache the bytecode of the project's modules beside them: verify leaves the
+    # project as it found it, --dry-run included.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     write_tree(tmp_path, PACKAGE_FILES)
     train = tmp_path / "models" / "gan" / "train"
     # A module in the file's folder named as its top package (relationnet/src/relationnet.py,
@@ -321,6 +326,7 @@ def test_relative_imports_resolve_in_the_files_package(tmp_path: Path) -> None:
     code, data = verify_json(train / "_other_before.py", train / "other.py")
     assert code == 0, data
     assert rows(data)[("TrainStep", "pynative")]["verdict"] == "equal", data
+    assert not list(tmp_path.rglob("__pycache__")), list(tmp_path.rglob("*.pyc"))
 
 
 @pytest.mark.mindspore
@@ -1896,3 +1902,4 @@ def test_a_jacobian_helper_is_proven_and_a_wrong_rewrite_of_it_differs(tmp_path:
     after.write_text(text.replace("(inputs, weight)", "(inputs, weight * 2.0)"))
     _, data = verify_json(before, after, "--mode", "pynative")
     assert rows(data)[("GradWithSens", "pynative")]["verdict"] == "differs", data
+

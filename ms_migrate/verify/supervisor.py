@@ -38,6 +38,9 @@ def worker_environment(mode: Optional[str], device: str) -> dict[str, str]:
     # The worker must import this very ms_migrate, installed or not.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
     env.setdefault("GLOG_v", "3")  # MindSpore's C++ logger: errors only
+    # The worker imports the project's modules from the user's tree, where Python would leave a
+    # __pycache__ beside them: a dry run, or a check, leaves the tree as it found it.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     if mode:  # a worker sets it per task itself
         env["MS_MIGRATE_MODE"] = mode
     env["MS_MIGRATE_DEVICE"] = device
