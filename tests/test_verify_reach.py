@@ -1903,3 +1903,60 @@ def test_a_jacobian_helper_is_proven_and_a_wrong_rewrite_of_it_differs(tmp_path:
     _, data = verify_json(before, after, "--mode", "pynative")
     assert rows(data)[("GradWithSens", "pynative")]["verdict"] == "differs", data
 
+
+# A physics-informed network's derivative Cell (SciAI's PINNs): the network returns one (batch, 1)
+# column per output, and the step picks one by seeding it with ones and the other with zeros.
+PER_OUTPUT_SENS = """\
+import numpy as np
+import mindspore.common.dtype as mstype
+from mindspore import Tensor, nn, ops
+from mindspore.ops import constexpr
+
+
+@constexpr
+def _ones(batch):
+    return Tensor(np.ones((batch, 1), np.float32), mstype.float32)
+
+
+@constexpr
+def _zeros(batch):
+    return Tensor(np.zeros((batch, 1), np.float32), mstype.float32)
+
+
+class GradSecondOutput(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.grad = ops.GradOperation(get_all=True, sens_param=True)
+
+    def construct(self, x, y, t):
+        first = _zeros(x.shape[0])
+        second = _ones(x.shape[0])
+        return self.grad(self.net)(x, y, t, (first, second))
+"""
+
+
+def test_a_step_that_seeds_each_output_in_a_tuple_is_planned_so() -> None:
+    (plan,) = differing_sites(PER_OUTPUT_SENS, migrate_text(PER_OUTPUT_SENS, Version(2, 8)).text)
+    assert (plan.kind, plan.network_inputs, plan.outputs, plan.sens_per_output) == ("cell", 3, 2, True)
+    one = PER_OUTPUT_SENS.replace("(x, y, t, (first, second))", "(x, y, t, second)")
+    (plan,) = differing_sites(one, migrate_text(one, Version(2, 8)).text)
+    assert not plan.sens_per_output
+
+
+@pytest.mark.mindspore
+def test_a_derivative_cell_seeding_each_output_is_proven_and_a_swapped_seed_differs(tmp_path: Path) -> None:
+    """On the probe whose outputs are losses GRAPH mode failed in both versions ("Bprop ReduceMean
+    ... x_shape {6, 1}, out_shape {1, 1}"); PYNATIVE broadcast the seeds and ran."""
+    before, after = upgraded(PER_OUTPUT_SENS, tmp_path, target="2.8")
+    code, data = verify_json(before, after, "--mode", "graph")
+    assert code == 0, data
+    (row,) = data["sites"]
+    assert row["verdict"] == "equal", data
+    assert "(batch, 1) columns" in json.dumps(row), row
+    text = after.read_text()
+    assert "(x, y, t, (first, second))" in text, text
+    after.write_text(text.replace("(x, y, t, (first, second))", "(x, y, t, (second, first))"))
+    _, data = verify_json(before, after, "--mode", "graph")
+    (row,) = data["sites"]
+    assert row["verdict"] == "differs", data

@@ -490,9 +490,11 @@ def _cell_site(
     Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``: a
     step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions), then on RGB
     images with their channels last (``probe.IMAGE_CHANNELS_LAST``: a step that normalises them
-    itself). On each input shape, a failure that one of ``_OPTIMIZER_STAND_INS`` answers runs
-    the shape again with those optimizers, and they stay for the shapes after it (CenterNet's
-    step needs images with channels last and optimizers that return True)."""
+    itself), then, for a step that seeds each output with its own tensor, on a network whose
+    outputs are per-sample columns (a physics-informed network's derivative Cell). On each
+    input shape, a failure that one of ``_OPTIMIZER_STAND_INS`` answers runs the shape again
+    with those optimizers, and they stay for the shapes after it (CenterNet's step needs images
+    with channels last and optimizers that return True)."""
     first = outcomes = _probe_outcomes(site, context, modules, image=None)
     suffix, said = "", []
     for shape in (None, *probe.IMAGE_SHAPES):
@@ -513,6 +515,14 @@ def _cell_site(
                 shaped = [f"ran on image-shaped inputs {shape}"] if shape else []
                 combined.detail = "; ".join([*shaped, *said])
             return combined
+    if site.get("sens_per_output") and not site.get("column_outputs"):
+        # BEFORE fits no probe whose outputs are losses; its sensitivities may be per sample.
+        columns = _probe_outcomes({**site, "column_outputs": True}, context, modules, image=None)
+        if not all(_probe_did_not_fit(outcome) for _, outcome in columns):
+            combined = _combine(columns)
+            if combined.verdict is Verdict.EQUAL:
+                combined.detail = _COLUMNS_SAID
+            return combined
     outcomes = first
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
@@ -528,6 +538,10 @@ def _cell_site(
     return _combine(outcomes)
 
 
+_COLUMNS_SAID = (
+    "ran on a network whose outputs are (batch, 1) columns, as the tensors the step seeds each "
+    "output's gradient with"
+)
 # GRAPH mode's error for a step that joins its optimizer's result with a bool from another
 # branch; the probe's optimizers then return True (``probe.SGDReturningTrue``).
 _JOINS_A_BOOL = "Cannot join the return values of different branches"
@@ -588,6 +602,7 @@ def _probe_outcomes(
                         defaulted=site.get("defaulted", 0),
                         word=probe.naming_word(site.get("weight_words", ())),
                         raw=site.get("raw_output", False),
+                        columns=site.get("column_outputs", False),
                         flat=image == probe.IMAGE_CHANNELS_LAST,
                     )
                     probe.with_parts(network, site.get("network_parts", ()))

@@ -103,10 +103,16 @@ class _Probe(nn.Cell):
     """tanh(x W + b) against a label; extra outputs are weight-dependent auxiliaries."""
 
     def __init__(
-        self, outputs: int = 1, stateful: bool = False, portable: bool = False, raw: bool = False
+        self,
+        outputs: int = 1,
+        stateful: bool = False,
+        portable: bool = False,
+        raw: bool = False,
+        columns: bool = False,
     ) -> None:
         super().__init__()
         self.raw = raw  # return tanh(x W + b) itself, shaped as a label, not the loss
+        self.columns = columns  # return one (batch, 1) column of it per output, not the loss
         rng = np.random.RandomState(7)
         self.weight = Parameter(Tensor(rng.randn(FEATURES, TARGETS).astype(np.float32) * 0.5), name="weight")
         self.bias = Parameter(Tensor(rng.randn(TARGETS).astype(np.float32) * 0.1), name="bias")
@@ -133,6 +139,15 @@ class _Probe(nn.Cell):
         out = ops.tanh(out)
         if self.raw:
             return out
+        if self.columns:
+            # A physics-informed network's outputs (u, v, p), each (batch, 1): the step seeds each
+            # with its own (batch, 1) tensor to pick one out. Each column another multiple of
+            # the prediction, so a sensitivity given to the wrong output shows.
+            columns = ()
+            for index in range(self.outputs):
+                start = index % TARGETS
+                columns = columns + (out[:, start : start + 1] * (index + 1.0),)  # noqa: RUF005
+            return columns
         loss = ops.reduce_mean((out - label) ** 2)
         if self.outputs == 1:
             return loss
@@ -334,19 +349,21 @@ def network(
     word: str = "",
     raw: bool = False,
     flat: bool = False,
+    columns: bool = False,
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
     ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
     ``defaulted``: for the "defaulted" kind, how many parameters with defaults follow the inputs.
     ``word``: to be part of its weight's name (see ``naming_word``). ``raw``: it returns its
     prediction (a label's shape), not the loss (``sites.SitePlan.raw_output``). ``flat``: its
-    features are flattened before they are added (``_probe_source``)."""
+    features are flattened before they are added (``_probe_source``). ``columns``: it returns one
+    (batch, 1) column of its prediction per output (``sites.SitePlan.sens_per_output``)."""
     if kind == "varargs":
-        net = ProbeVarargs(outputs, stateful=True, portable=portable, raw=raw)
+        net = ProbeVarargs(outputs, stateful=True, portable=portable, raw=raw, columns=columns)
     else:
         extra = defaulted if kind == "defaulted" else 0
         made = probe_class(inputs, extra, word, flat=flat)
-        net = made(outputs, stateful=kind == "stateful", portable=portable, raw=raw)
+        net = made(outputs, stateful=kind == "stateful", portable=portable, raw=raw, columns=columns)
     if kind not in ("dense", "defaulted"):
         net.set_train()
     if set_grad:

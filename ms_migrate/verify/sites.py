@@ -98,6 +98,10 @@ class SitePlan:
     # The probe returns its prediction, shaped as a label, not the loss: the step seeds the grad
     # with one of its own inputs, which must have the shape of the network's output.
     raw_output: bool = False
+    # The step seeds each of the network's outputs with a tensor of its own, in a tuple
+    # (`self.grad(self.net)(x, t, (ones, zeros))`, as physics-informed networks' derivative Cells
+    # do): a probe whose outputs have those tensors' shape may be needed (``probe.network``'s columns).
+    sens_per_output: bool = False
     # A test function that takes no inputs, run as written (``contained``): the locals compared
     # at its end (None for any other site), and the lines of each version the rewrite changed.
     compared_locals: Optional[tuple[str, ...]] = None
@@ -940,6 +944,9 @@ def _plan_cell(
         if isinstance(sens, ast.Name)
     }
     raw_output = any(name in given_sens and role != "scalar" for name, role in zip(names, inputs))
+    sens_per_output = any(
+        isinstance(sens, ast.Tuple) for version in versions for sens in _sensitivities(version, attribute)
+    )
     # A packed input is a feature and a label: the probe's two inputs.
     arity = len(calls[0]) if calls else sum({"scalar": 0, "packed": 2}.get(role, 1) for role in inputs)
     if arity < 1:
@@ -986,6 +993,7 @@ def _plan_cell(
         optimizer_networks=second[3],
         network_parts=_network_parts(first, network_param, attribute),
         raw_output=raw_output,
+        sens_per_output=sens_per_output,
     )
 
 
