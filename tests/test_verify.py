@@ -948,6 +948,56 @@ def test_a_mindspore_name_a_release_removed_is_stood_in_for_at_import_and_named(
     assert [(row["verdict"], row["detail"]) for row in guarded["verified"]] == [("equal", "")] * 2
 
 
+def test_a_stand_in_is_a_subclass_of_nothing_and_pytest_s_marks_leave_what_they_decorate() -> None:
+    """MindSpore's tests file vm implementations by operator (`@vm_impl_getters.register(
+    P.ResizeBilinear)`, which asks issubclass) and mark tests at import (`non_graph_engine =
+    pytest.mark.skipif(...)`): 63 converted sites of a public copy of them stopped there, with
+    pytest and the removed operator stood in for."""
+    from ms_migrate.verify import standins
+    from ms_migrate.verify.removed_names import _RemovedModule
+
+    class Primitive:
+        pass
+
+    filed: dict[int, str] = {}
+
+    def register(prim: object) -> None:  # as mindspore.ops._register_for_op.Registry files one
+        if isinstance(prim, str):
+            filed[id(prim)] = prim
+        elif issubclass(prim, Primitive):  # type: ignore[arg-type]
+            filed[id(prim)] = "class"
+
+    gone = _RemovedModule("mindspore.ops.operations").ResizeBilinear
+    register(gone)
+    assert not filed and not isinstance(Primitive(), gone)  # type: ignore[arg-type]
+    with pytest.raises(standins.StandInUsed, match="ResizeBilinear was used"):
+        gone((2, 2))
+
+    stood_in = standins._StandInModule("pytest")
+
+    def test_something() -> int:
+        return 1
+
+    for decorator in (
+        stood_in.mark.skipif(True, reason="Not support running on GE environment"),
+        stood_in.mark.parametrize("x", [1, 2]),
+        stood_in.mark.level0,
+        stood_in.fixture,
+        stood_in.fixture(scope="module"),
+    ):
+        assert decorator(test_something) is test_something
+    assert stood_in.mark.env_onecard(Primitive) is Primitive
+    for used in (
+        lambda: stood_in.raises(ValueError),
+        lambda: stood_in.approx(1.0),
+        lambda: stood_in.skip("x"),
+    ):
+        with pytest.raises(standins.StandInUsed, match="'pytest' is not installed"):
+            used()
+    assert "pytest.fixture and pytest.mark stood in as decorators" in standins.describe({"pytest"})
+    assert "decorators" not in standins.describe({"pandas"})
+
+
 def test_only_a_mindspore_name_an_earlier_release_had_is_stood_in_for() -> None:
     from ms_migrate.verify.removed_names import asked, removed
 

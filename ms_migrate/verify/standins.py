@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import inspect
 import sys
 from collections.abc import Iterable
 from types import ModuleType
@@ -55,10 +56,42 @@ class _Absent:
         )
 
     __call__ = __getitem__ = __iter__ = __len__ = __bool__ = __mro_entries__ = _used
+    # What issubclass and isinstance read of an object that is not a class: a stand-in is a
+    # subclass of nothing and has no instances, so a registry that files classes by their base
+    # (MindSpore's own `@vm_impl_getters.register(P.ResizeBilinear)`) passes over it.
+    __bases__: tuple = ()
     __setattr__ = __enter__ = __add__ = __mul__ = __eq__ = __hash__ = _used  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<stand-in for {self._dotted}>"
+
+
+# Names of a stood-in package that only tag what they decorate: pytest's marks and fixtures give
+# back the function or class itself, so a test module's `@pytest.mark.skipif(...)` and
+# `non_graph_engine = pytest.mark.skipif(...)` at import do what pytest would do with them.
+TAGS = frozenset({"pytest.mark", "pytest.fixture"})
+
+
+class _Tag:
+    """A mark or a fixture decorator of a stood-in pytest: applied, it returns what it decorates;
+    given its parameters (`skipif(cond, reason=...)`), the decorator that then does so. As pytest
+    decides: a single function or class, and nothing else, is what it decorates."""
+
+    def __init__(self, dotted: str) -> None:
+        self._dotted = dotted
+
+    def __getattr__(self, name: str) -> _Tag:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Tag(f"{self._dotted}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and (inspect.isfunction(args[0]) or inspect.isclass(args[0])):
+            return args[0]
+        return self
+
+    def __repr__(self) -> str:
+        return f"<stand-in for {self._dotted}, which leaves what it decorates as it is>"
 
 
 class _StandInModule(ModuleType):
@@ -67,7 +100,8 @@ class _StandInModule(ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return self.placeholder(f"{self.__name__}.{name}")
+        dotted = f"{self.__name__}.{name}"
+        return _Tag(dotted) if dotted in TAGS else self.placeholder(dotted)
 
 
 class _Loader(importlib.abc.Loader):
@@ -130,7 +164,13 @@ def listed(names: Iterable[str]) -> tuple[str, str]:
 def describe(names: Iterable[str]) -> str:
     """What a verdict says of the packages stood in for."""
     shown, them = listed(names)
+    tags = sorted(tag for tag in TAGS if tag.split(".")[0] in names)
     return (
         f"stood in for {shown} (not installed in this runtime): the file imports {them}, "
         f"and this site's run never used {them}"
+        + (
+            f" ({' and '.join(tags)} stood in as decorators that leave what they decorate as it is)"
+            if tags
+            else ""
+        )
     )
