@@ -119,6 +119,7 @@ class GradOpSite:
     flag_problem: Optional[str] = None
     applications: list[Application] = field(default_factory=list)
     escapes: list[int] = field(default_factory=list)  # lines where the op is used as a value
+    rebound: list[int] = field(default_factory=list)  # lines where its name is bound to another value
     inherited_use: bool = False  # a subclass applies the op too
     subclass_uses: list[str] = field(default_factory=list)  # `path:Class` in other files that do
     inherited_from: Optional[str] = None  # the MindSpore base class whose __init__ creates it
@@ -452,13 +453,18 @@ def _collect_uses(analysis: ModuleAnalysis, site: GradOpSite, index: _Index) -> 
         return
     if site.placement in ("module", "local"):
         for name in sorted(index.names.get(site.name or "", []), key=_position):
-            if name is target or not _is_load(analysis, name):
+            if name is target:
                 continue
             scopes = analysis.scopes_of(name)
             if site.placement == "module":
                 if any(site.name in analysis.resolver.locals_of(scope) for scope in scopes):
                     continue
             elif site.function not in scopes:
+                continue
+            if not _is_load(analysis, name):
+                # `g = GradOperation(get_all=True)` ... `g = GradOperation(sens_param=True)`: which
+                # op a later `g(net)(...)` applies depends on the order the lines run in.
+                site.rebound.append(name.lineno)
                 continue
             _add_use(analysis, site, name)
         return

@@ -372,6 +372,9 @@ def plan_site(
     if site.escapes:
         lines = ", ".join(str(number) for number in sorted(set(site.escapes)))
         return left_alone(line, "MSR003", f"line {lines}")
+    if site.rebound:
+        lines = ", ".join(str(number) for number in sorted(set(site.rebound)))
+        return left_alone(line, "MSR027", f"{site.name} is bound again at line {lines}")
     if site.placement == "other":
         return left_alone(line, "MSR003", "created inside an expression")
     if not site.applications:

@@ -175,6 +175,18 @@ REASONS: dict[str, Reason] = registry(
         "stays. Run the tool over the file that defines the network and the script that builds the "
         "step, and the site is converted with the form its signature needs.",
     ),
+    # Found on a public repository never used in development (a Fisher-trace helper that binds
+    # `grad_op` twice in one loop), where an op bound again with other flags was rewritten with
+    # the first op's.
+    Reason(
+        "MSR027",
+        "grad-op-rebound",
+        "the name the grad op is bound to is bound again in its scope",
+        "`grad_op = GradOperation(get_all=True)` and later `grad_op = GradOperation(get_all=True, "
+        "sens_param=True)` in one function: which op an application of `grad_op` calls depends on "
+        "the order the lines run in (a loop, a branch), and each op's flags decide its form. The "
+        "sites of that name stay. Give each op a name of its own, and each is converted.",
+    ),
     # Measured on a public copy of MindSpore's tests (`grad_net(x1, 1, dy)`), where the rewrite had
     # changed the result's structure silently.
     Reason(
