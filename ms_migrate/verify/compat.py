@@ -27,6 +27,21 @@ def set_mode(ms: Any, mode: str) -> None:
     setter(mode=value)
 
 
+def stand_alone(ms: Any) -> None:
+    """Back to one device where code run earlier in this worker left a parallel mode.
+
+    A copy of MindSpore's parallel tests sets `parallel_mode="auto_parallel"` in each test function
+    and resets it in a pytest fixture the worker never runs: every site after the first such test
+    in the worker then failed alike in both versions ("Invalid communication backend: CPU for
+    semi_auto_parallel/auto_parallel mode", 101 sites)."""
+    context = getattr(ms, "context", None)
+    getter = getattr(ms, "get_auto_parallel_context", None) or context.get_auto_parallel_context
+    if getter("parallel_mode") in ("stand_alone", None):
+        return
+    resetter = getattr(ms, "reset_auto_parallel_context", None) or context.reset_auto_parallel_context
+    resetter()
+
+
 def jit(ms: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``mindspore.jit`` from 2.0, ``ms_function`` before."""
     return getattr(ms, "jit", None) or ms.ms_function

@@ -6,7 +6,9 @@ or `mindspore.set_device("Ascend", 1)`. On the CPU runtime that verify runs, Min
 tutorial repository never used in development). The device is verify's to choose (`--device`),
 as the mode is: the worker keeps the device keys out of the code's `set_context` calls and
 makes its `set_device` calls do nothing, passes every other key on, and the verdict of a site
-whose file asked says what was left out.
+whose file asked says what was left out. A parallel mode (`set_auto_parallel_context(
+parallel_mode="semi_auto_parallel")`, which MindSpore refuses on CPU) is left out the same way:
+verify runs on one device, where a parallel program computes what it computes on several.
 """
 
 from __future__ import annotations
@@ -52,9 +54,21 @@ def install(ms: Any) -> None:
         shown = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
         _asked.append(f"set_device({shown})")
 
+    original_parallel = getattr(context, "set_auto_parallel_context", None) or getattr(
+        ms, "set_auto_parallel_context", None
+    )
+
+    def set_auto_parallel_context(*args: Any, **kwargs: Any) -> Any:
+        mode = kwargs.get("parallel_mode")
+        if mode is not None and str(mode) != "stand_alone":
+            _asked.append(f"set_auto_parallel_context(parallel_mode={kwargs.pop('parallel_mode')!r})")
+        return original_parallel(*args, **kwargs) if original_parallel is not None else None
+
     for holder in (ms, context):
         if holder is not None and hasattr(holder, "set_context"):
             holder.set_context = set_context
+        if holder is not None and hasattr(holder, "set_auto_parallel_context"):
+            holder.set_auto_parallel_context = set_auto_parallel_context
     if hasattr(ms, "set_device"):
         ms.set_device = set_device
 

@@ -80,6 +80,7 @@ class Context:
     def reset(self) -> None:
         """Same mode and seeds before building each version: user code may have changed them."""
         compat.set_mode(ms, self.mode)
+        compat.stand_alone(ms)
         compat.clear_pynative_records()
         ms.set_seed(self.seed)
         np.random.seed(self.seed)
