@@ -524,6 +524,16 @@ def _cell_site(
             if combined.verdict is Verdict.EQUAL:
                 combined.detail = _COLUMNS_SAID
             return combined
+    failures = " ".join(f"{outcome.reason} {outcome.detail}" for _, outcome in first)
+    if _HALF_ASKED in failures and not site.get("half_output"):
+        # The step seeds backpropagation with a float16 sensitivity, as a step written for a
+        # network cast to float16 on Ascend does (MaskRCNN's, textfusenet's, MMOE's).
+        half = _probe_outcomes({**site, "half_output": True}, context, modules, image=None)
+        if not all(_probe_did_not_fit(outcome) for _, outcome in half):
+            combined = _combine(half)
+            if combined.verdict is Verdict.EQUAL:
+                combined.detail = _HALF_SAID
+            return combined
     outcomes = first
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
@@ -539,6 +549,9 @@ def _cell_site(
     return _combine(outcomes)
 
 
+# GRAPH mode's error where a float16 sensitivity meets a float32 loss.
+_HALF_ASKED = "Type Join Failed: dtype1 = Float16, dtype2 = Float32"
+_HALF_SAID = "ran on a network whose loss is float16, as the sensitivity the step seeds its gradient with is"
 _COLUMNS_SAID = (
     "ran on a network whose outputs are (batch, 1) columns, as the tensors the step seeds each "
     "output's gradient with"
@@ -604,6 +617,7 @@ def _probe_outcomes(
                         word=probe.naming_word(site.get("weight_words", ())),
                         raw=site.get("raw_output", False),
                         columns=site.get("column_outputs", False),
+                        half=site.get("half_output", False),
                         flat=image == probe.IMAGE_CHANNELS_LAST,
                     )
                     probe.with_parts(network, site.get("network_parts", ()))

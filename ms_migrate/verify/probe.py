@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
 
+import mindspore as ms
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore.nn.learning_rate_schedule import LearningRateSchedule
@@ -109,8 +110,12 @@ class _Probe(nn.Cell):
         portable: bool = False,
         raw: bool = False,
         columns: bool = False,
+        half: bool = False,
     ) -> None:
         super().__init__()
+        # Its loss in float16, as a network cast to float16 for Ascend returns it (the dtype kept
+        # here: ``finish`` is also copied into generated modules that import no dtypes).
+        self.half = ms.float16 if half else None
         self.raw = raw  # return tanh(x W + b) itself, shaped as a label, not the loss
         self.columns = columns  # return one (batch, 1) column of it per output, not the loss
         rng = np.random.RandomState(7)
@@ -149,6 +154,8 @@ class _Probe(nn.Cell):
                 columns = columns + (out[:, start : start + 1] * (index + 1.0),)  # noqa: RUF005
             return columns
         loss = ops.reduce_mean((out - label) ** 2)
+        if self.half is not None:  # a step that seeds backpropagation with a float16 sensitivity
+            loss = ops.cast(loss, self.half)
         if self.outputs == 1:
             return loss
         if self.outputs == 2:
@@ -350,6 +357,7 @@ def network(
     raw: bool = False,
     flat: bool = False,
     columns: bool = False,
+    half: bool = False,
 ) -> nn.Cell:
     """A seeded probe; stateful kinds are in training mode, so BatchNorm updates its statistics.
     ``portable``: a BatchNorm every MindSpore computes alike, for runs on two runtimes.
@@ -357,13 +365,15 @@ def network(
     ``word``: to be part of its weight's name (see ``naming_word``). ``raw``: it returns its
     prediction (a label's shape), not the loss (``sites.SitePlan.raw_output``). ``flat``: its
     features are flattened before they are added (``_probe_source``). ``columns``: it returns one
-    (batch, 1) column of its prediction per output (``sites.SitePlan.sens_per_output``)."""
+    (batch, 1) column of its prediction per output (``sites.SitePlan.sens_per_output``). ``half``:
+    its loss is float16."""
+    shape = {"raw": raw, "columns": columns, "half": half}
     if kind == "varargs":
-        net = ProbeVarargs(outputs, stateful=True, portable=portable, raw=raw, columns=columns)
+        net = ProbeVarargs(outputs, stateful=True, portable=portable, **shape)
     else:
         extra = defaulted if kind == "defaulted" else 0
         made = probe_class(inputs, extra, word, flat=flat)
-        net = made(outputs, stateful=kind == "stateful", portable=portable, raw=raw, columns=columns)
+        net = made(outputs, stateful=kind == "stateful", portable=portable, **shape)
     if kind not in ("dense", "defaulted"):
         net.set_train()
     if set_grad:
