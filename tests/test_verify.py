@@ -652,6 +652,26 @@ def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_install
     assert versions._standable(missing("mindspore.dataset.vision.c_transforms")) is None
     assert versions._standable(missing("json.nowhere")) is None  # json is there: a part of it is not
     assert versions._standable(ImportError("cannot import name 'x'", name="pandas_nowhere")) is None
+    # A module the project compiles and has not built (RandLA-Net's
+    # utils/nearest_neighbors/lib, made by `python setup.py build_ext` from knn.pyx) is stood in
+    # for by its dotted name; a missing module beside no build sources is still the path's fault.
+    (tmp_path / "utils" / "nearest_neighbors").mkdir(parents=True)
+    (tmp_path / "utils" / "nearest_neighbors" / "knn.pyx").write_text("", encoding="utf-8")
+    (tmp_path / "utils" / "plain").mkdir()
+    built = versions._standable(missing("utils.nearest_neighbors.lib"))
+    assert built == "utils.nearest_neighbors.lib"
+    assert versions._standable(missing("utils.plain.lib")) is None
+    assert versions._standable(missing("utils.nearest_neighbors")) is None  # the folder is there
+
+    from ms_migrate.verify import standins
+
+    said = standins.describe({"utils.nearest_neighbors.lib", "pandas_nowhere"})
+    assert "stood in for pandas_nowhere (not installed in this runtime)" in said, said
+    assert "stood in for utils.nearest_neighbors.lib (the project compiles it from its sources" in said
+    finder = standins.StandIns()
+    finder.activate({"utils.nearest_neighbors.lib"})
+    assert finder.find_spec("utils.nearest_neighbors.lib.python.nearest_neighbors") is not None
+    assert finder.find_spec("utils.nearest_neighbors") is None and finder.find_spec("utils") is None
 
 
 @pytest.mark.mindspore

@@ -62,6 +62,27 @@ def holds_module(folder: Path, name: str) -> bool:
     return name not in _STANDARD and (folder / name).is_dir()
 
 
+# What a folder holds when the project compiles a module into it (`python setup.py build_ext`):
+# RandLA-Net's `utils/nearest_neighbors/lib/python/nearest_neighbors` is built from knn.pyx.
+_BUILD_INPUTS = ("setup.py", "CMakeLists.txt", "*.pyx", "*.cpp", "*.cc", "*.cu", "*.c")
+
+
+def unbuilt_module(folders: Sequence[Path], dotted: str) -> bool:
+    """Whether ``dotted``, a module import did not find, is one the project builds and has not:
+    its parent package is a folder of the project, which holds no source for it but holds the
+    sources of a compiled extension (a setup.py, .pyx, C or C++ files)."""
+    *parents, last = dotted.split(".")
+    if not parents:
+        return False
+    for folder in folders:
+        place = folder.joinpath(*parents)
+        if not place.is_dir() or (place / f"{last}.py").is_file() or (place / last).is_dir():
+            continue
+        if any(next(place.glob(pattern), None) is not None for pattern in _BUILD_INPUTS):
+            return True
+    return False
+
+
 def _package(folder: Path, level: int, ceiling: list[Path]) -> tuple[str, Optional[Path]]:
     """The dotted package of ``folder`` and the folder above its top package: up through every
     folder with an ``__init__.py``, and further (namespace packages) while a relative import of

@@ -47,7 +47,11 @@ class _Absent:
         return type(self)(f"{self._dotted}.{name}")
 
     def _why(self) -> str:
-        return f"{self._dotted.split('.')[0]!r} is not installed in this runtime"
+        top = self._dotted.split(".")[0]
+        finder = _installed.get(StandIns)
+        if finder is not None and top not in finder.allowed and finder._allows(self._dotted, finder.allowed):
+            return "the project builds that module from its sources, and it is not built here"
+        return f"{top!r} is not installed in this runtime"
 
     def _used(self, *_: object, **__: object) -> NoReturn:
         raise StandInUsed(
@@ -128,9 +132,15 @@ class StandIns(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Optional[Iterable[str]] = None, target: Optional[ModuleType] = None
     ) -> Optional[importlib.machinery.ModuleSpec]:
-        if fullname.split(".")[0] not in self.allowed:
+        if not self._allows(fullname, self.allowed):
             return None
         return importlib.machinery.ModuleSpec(fullname, self._loader, is_package=True)
+
+    @staticmethod
+    def _allows(fullname: str, allowed: frozenset[str]) -> bool:
+        """A package's stand-in serves its modules too; a project's unbuilt module (dotted) its own."""
+        parts = fullname.split(".")
+        return any(".".join(parts[:end]) in allowed for end in range(1, len(parts) + 1))
 
     def activate(self, names: Iterable[str]) -> None:
         """Allow the stand-ins of ``names`` (one file pair's), and only those."""
@@ -138,7 +148,7 @@ class StandIns(importlib.abc.MetaPathFinder):
         if allowed == self.allowed:
             return
         for name, module in list(sys.modules.items()):
-            if isinstance(module, _StandInModule) and name.split(".")[0] not in allowed:
+            if isinstance(module, _StandInModule) and not self._allows(name, allowed):
                 del sys.modules[name]
         self.allowed = allowed
 
@@ -162,15 +172,24 @@ def listed(names: Iterable[str]) -> tuple[str, str]:
 
 
 def describe(names: Iterable[str]) -> str:
-    """What a verdict says of the packages stood in for."""
-    shown, them = listed(names)
-    tags = sorted(tag for tag in TAGS if tag.split(".")[0] in names)
-    return (
-        f"stood in for {shown} (not installed in this runtime): the file imports {them}, "
-        f"and this site's run never used {them}"
-        + (
-            f" ({' and '.join(tags)} stood in as decorators that leave what they decorate as it is)"
-            if tags
-            else ""
+    """What a verdict says of the packages stood in for (and of a project's unbuilt modules,
+    named by their dotted names)."""
+    names = set(names)
+    packages = {name for name in names if "." not in name}
+    built = names - packages
+    said = []
+    if packages:
+        shown, them = listed(packages)
+        tags = sorted(tag for tag in TAGS if tag.split(".")[0] in packages)
+        decorators = f" ({' and '.join(tags)} stood in as decorators that leave what they decorate as it is)"
+        said.append(
+            f"stood in for {shown} (not installed in this runtime): the file imports {them}, "
+            f"and this site's run never used {them}" + (decorators if tags else "")
         )
-    )
+    if built:
+        shown, them = listed(built)
+        said.append(
+            f"stood in for {shown} (the project compiles {them} from its sources, not built here): "
+            f"the file imports {them}, and this site's run never used {them}"
+        )
+    return "; ".join(said)

@@ -203,18 +203,23 @@ class Versions:
     def _standable(self, error: BaseException) -> Optional[str]:
         """The top-level package a failed import lacks, where a stand-in may take its place: not
         MindSpore (a release removed or moved it), not one a folder of the project holds (the
-        path is what is wrong), and not one the runtime has (a part of it is missing)."""
+        path is what is wrong), and not one the runtime has (a part of it is missing). In a
+        folder of the project, a module it compiles and has not built (see
+        ``imports.unbuilt_module``), by its dotted name."""
         if not isinstance(error, ModuleNotFoundError) or not error.name:
             return None
         top = error.name.split(".")[0]
         if top in self.stood_in or top.startswith("mindspore") or top.startswith("_msm_"):
             return None
         from ms_migrate.files.project_root import project_folders
-        from ms_migrate.verify.imports import holds_module
+        from ms_migrate.verify.imports import holds_module, unbuilt_module
 
         where = Path(self.job.get("before_place", self.job["before_label"]))
-        if any(holds_module(folder, top) for folder in project_folders(where)):
-            return None
+        folders = project_folders(where)
+        if any(holds_module(folder, top) for folder in folders):
+            # The path is wrong, unless what is missing is a module the project compiles.
+            built = error.name not in self.stood_in and unbuilt_module(folders, error.name)
+            return error.name if built else None
         try:
             if importlib.util.find_spec(top) is not None:
                 return None
