@@ -68,6 +68,23 @@ def assert_a_doubled_sens_differs(before: Path, after: Path, *sites: str) -> Non
         assert rows(data)[(site, "pynative")]["verdict"] == "differs", data
 
 
+def assert_equal_in_graph_and_a_wrong_rewrite_differs(
+    before: Path, after: Path, said: str, right: str, wrong: str
+) -> None:
+    """The one site is equal in GRAPH mode, its row's detail saying ``said``; AFTER with ``right``
+    made ``wrong`` differs."""
+    code, data = verify_json(before, after, "--mode", "graph")
+    assert code == 0, data
+    (row,) = data["sites"]
+    assert row["verdict"] == "equal" and said in row["detail"], data
+    text = after.read_text()
+    assert right in text, text
+    after.write_text(text.replace(right, wrong))
+    _, data = verify_json(before, after, "--mode", "graph")
+    (row,) = data["sites"]
+    assert row["verdict"] == "differs", data
+
+
 def legacy_step(inputs: str, network_call: str, header: str = "", init: str = "network, optimizer") -> str:
     """A GradOperation train step taking ``inputs``, passing ``network_call`` to its network."""
     return f"{header}\n" + textwrap.dedent(
@@ -1949,17 +1966,9 @@ def test_a_derivative_cell_seeding_each_output_is_proven_and_a_swapped_seed_diff
     """On the probe whose outputs are losses GRAPH mode failed in both versions ("Bprop ReduceMean
     ... x_shape {6, 1}, out_shape {1, 1}"); PYNATIVE broadcast the seeds and ran."""
     before, after = upgraded(PER_OUTPUT_SENS, tmp_path, target="2.8")
-    code, data = verify_json(before, after, "--mode", "graph")
-    assert code == 0, data
-    (row,) = data["sites"]
-    assert row["verdict"] == "equal", data
-    assert "(batch, 1) columns" in json.dumps(row), row
-    text = after.read_text()
-    assert "(x, y, t, (first, second))" in text, text
-    after.write_text(text.replace("(x, y, t, (first, second))", "(x, y, t, (second, first))"))
-    _, data = verify_json(before, after, "--mode", "graph")
-    (row,) = data["sites"]
-    assert row["verdict"] == "differs", data
+    assert_equal_in_graph_and_a_wrong_rewrite_differs(
+        before, after, "(batch, 1) columns", "(x, y, t, (first, second))", "(x, y, t, (second, first))"
+    )
 
 
 # MindSpore's parallel tests set a parallel mode in each test and reset it in a pytest fixture
@@ -2047,14 +2056,6 @@ def test_a_step_seeding_a_float16_sensitivity_is_proven_and_a_wrong_seed_differs
     """On the float32 probe GRAPH mode failed in both versions ("Type Join Failed: dtype1 =
     Float16, dtype2 = Float32"): 9 sites of the zoos and two never-seen sets."""
     before, after = upgraded(HALF_SENS, tmp_path, target="2.8")
-    code, data = verify_json(before, after, "--mode", "graph")
-    assert code == 0, data
-    (row,) = data["sites"]
-    assert row["verdict"] == "equal", data
-    assert "loss is float16" in row["detail"], row
-    text = after.read_text()
-    assert "x, label, self.sens\n" in text, text
-    after.write_text(text.replace("x, label, self.sens\n", "x, label, self.sens * 2\n"))
-    _, data = verify_json(before, after, "--mode", "graph")
-    (row,) = data["sites"]
-    assert row["verdict"] == "differs", data
+    assert_equal_in_graph_and_a_wrong_rewrite_differs(
+        before, after, "loss is float16", "x, label, self.sens\n", "x, label, self.sens * 2\n"
+    )

@@ -516,24 +516,21 @@ def _cell_site(
                 shaped = [f"ran on image-shaped inputs {shape}"] if shape else []
                 combined.detail = "; ".join([*shaped, *said])
             return combined
-    if site.get("sens_per_output") and not site.get("column_outputs"):
-        # BEFORE fits no probe whose outputs are losses; its sensitivities may be per sample.
-        columns = _probe_outcomes({**site, "column_outputs": True}, context, modules, image=None)
-        if not all(_probe_did_not_fit(outcome) for _, outcome in columns):
-            combined = _combine(columns)
-            if combined.verdict is Verdict.EQUAL:
-                combined.detail = _COLUMNS_SAID
-            return combined
     failures = " ".join(f"{outcome.reason} {outcome.detail}" for _, outcome in first)
-    if _HALF_ASKED in failures and not site.get("half_output"):
-        # The step seeds backpropagation with a float16 sensitivity, as a step written for a
-        # network cast to float16 on Ascend does (MaskRCNN's, textfusenet's, MMOE's).
-        half = _probe_outcomes({**site, "half_output": True}, context, modules, image=None)
-        if not all(_probe_did_not_fit(outcome) for _, outcome in half):
-            combined = _combine(half)
-            if combined.verdict is Verdict.EQUAL:
-                combined.detail = _HALF_SAID
-            return combined
+    # BEFORE fits no probe whose output is a float32 loss: a step that seeds each output with a
+    # tensor per sample, or seeds a float16 sensitivity (written for a network cast to float16
+    # on Ascend: MaskRCNN's, textfusenet's, MMOE's), may fit one whose outputs are shaped so.
+    for shaped, wanted, said in (
+        ("column_outputs", bool(site.get("sens_per_output")), _COLUMNS_SAID),
+        ("half_output", _HALF_ASKED in failures, _HALF_SAID),
+    ):
+        if wanted:
+            found = _probe_outcomes({**site, shaped: True}, context, modules, image=None)
+            if not all(_probe_did_not_fit(outcome) for _, outcome in found):
+                combined = _combine(found)
+                if combined.verdict is Verdict.EQUAL:
+                    combined.detail = said
+                return combined
     outcomes = first
     # Not across two runtimes: their BatchNorms update the moving variance differently (see
     # probe.PortableBatchNorm), which says nothing about a rewrite.
