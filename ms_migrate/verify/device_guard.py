@@ -62,7 +62,9 @@ def install(ms: Any) -> None:
         mode = kwargs.get("parallel_mode")
         if mode is not None and str(mode) != "stand_alone":
             _asked.append(f"set_auto_parallel_context(parallel_mode={kwargs.pop('parallel_mode')!r})")
-        return original_parallel(*args, **kwargs) if original_parallel is not None else None
+        if original_parallel is not None and (args or kwargs):
+            return original_parallel(*args, **kwargs)
+        return None
 
     for holder in (ms, context):
         if holder is not None and hasattr(holder, "set_context"):

@@ -491,8 +491,9 @@ def _cell_site(
     Where BEFORE fails on every one, they run again on image-shaped features (``probe.IMAGE``: a
     step that mixes images by a (batch, 1, 1, 1) weight needs four dimensions), then on RGB
     images with their channels last (``probe.IMAGE_CHANNELS_LAST``: a step that normalises them
-    itself), then, for a step that seeds each output with its own tensor, on a network whose
-    outputs are per-sample columns (a physics-informed network's derivative Cell). On each
+    itself), then on a network whose outputs are shaped as the step's sensitivities: per-sample
+    columns for a step that seeds each output with its own tensor (a physics-informed network's
+    derivative Cell), a float16 loss for one that seeds a float16 sensitivity. On each
     input shape, a failure that one of ``_OPTIMIZER_STAND_INS`` answers runs the shape again
     with those optimizers, and they stay for the shapes after it (CenterNet's step needs images
     with channels last and optimizers that return True)."""
