@@ -320,8 +320,12 @@ class _Run:
         # shard decides each site as the whole run does (a network's class in another shard's file).
         self.project_paths = list(paths if project_paths is None else project_paths)
         self.texts, self.fix = texts, fix
-        digest = settings_digest(RunSettings.of(target, kinds, config, fix).key())
-        self.cache = None if cache_dir is None else Cache(cache_dir, digest)
+        # The digest stats every file of the tool: a run without a cache has no use for it.
+        self.cache = (
+            None
+            if cache_dir is None
+            else Cache(cache_dir, settings_digest(RunSettings.of(target, kinds, config, fix).key()))
+        )
         self.before = None if self.cache is None else self.cache.load_state()
         # The files as the last run found them, and as this one does, by their lstat: a file whose
         # lstat is unchanged is not read again when its cached result needs no text.
