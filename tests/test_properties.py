@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ms_migrate.core.codes import all_notes
 from ms_migrate.core.engine import migrate_text
 from ms_migrate.facts.versions import Version
+from ms_migrate.rewrite.text_edits import DEFAULT_LINE_LENGTH, line_limit, width
 from tests.fixture_cases import fixture_cases
 
 CASES = [case for case in fixture_cases() if not case.expects_error]
@@ -72,3 +73,14 @@ def test_a_finding_in_code_a_fix_moves_is_kept_whatever_the_blank_lines() -> Non
     target = Version.parse(case.target)
     assert summary(original, target)[0] == ["MS101", "MS210"]
     assert summary(relayout(original, [0, 0, 1], False), target)[0] == ["MS101", "MS210"]
+
+
+LINE_CHARACTERS = ["a", " ", "\n", "\r", "漢", "é", "\t", "ｶ", "\u3000"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(LINE_CHARACTERS), max_size=300))
+def test_the_line_limit_counts_each_line_as_ruff_displays_it(text: str) -> None:
+    """The ASCII shortcut of ``line_limit`` gives what counting every character's width gives."""
+    assert line_limit(text) == max([DEFAULT_LINE_LENGTH, *(width(line) for line in text.splitlines())])
+    assert line_limit("x" * 100 + "\n" + "漢" * 60) == 120

@@ -56,4 +56,8 @@ def width(text: str) -> int:
 
 
 def line_limit(text: str) -> int:
-    return max([DEFAULT_LINE_LENGTH, *(width(line) for line in text.splitlines())])
+    # An ASCII line's width is its length: looking each character up cost a rewrite of a large
+    # file milliseconds.
+    return max(
+        [DEFAULT_LINE_LENGTH, *(len(line) if line.isascii() else width(line) for line in text.splitlines())]
+    )
