@@ -2059,3 +2059,77 @@ def test_a_step_seeding_a_float16_sensitivity_is_proven_and_a_wrong_seed_differs
     assert_equal_in_graph_and_a_wrong_rewrite_differs(
         before, after, "loss is float16", "x, label, self.sens\n", "x, label, self.sens * 2\n"
     )
+
+
+# A tutorial's functions that take their network (and its optimizer and loss) as arguments: the
+# automatic harness seeded a tensor for `model`, and both versions failed (mindspore-ai/contrib's
+# attack helpers, a federated paper's training functions).
+FUNCTIONS_GIVEN_A_NETWORK = """\
+import mindspore as ms
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+def train_step(model, optimizer, criterion, images, labels):
+    weights = optimizer.parameters
+    grad_op = ops.GradOperation(get_by_list=True)
+
+    def forward(x, y):
+        return criterion(model(x), y)
+
+    loss = forward(images, labels)
+    grads = grad_op(forward, weights)(images, labels)
+    optimizer(grads)
+    return loss
+
+
+def saliency(model, images):
+    grad_op = ops.GradOperation()
+    return grad_op(model)(images)
+"""
+
+
+def test_a_function_s_network_optimizer_and_criterion_parameters_are_planned_as_objects() -> None:
+    after = migrate_text(FUNCTIONS_GIVEN_A_NETWORK, Version(2, 8)).text
+    plans = {plan.name: plan for plan in differing_sites(FUNCTIONS_GIVEN_A_NETWORK, after)}
+    step, saliency = plans["train_step"], plans["saliency"]
+    assert (step.kind, step.inputs) == ("function", ("network", "optimizer", "criterion", "feature", "label"))
+    assert (saliency.kind, saliency.inputs, saliency.network_inputs) == (
+        "function",
+        ("network", "feature"),
+        1,
+    )
+    # A seed the function passes would have to be planned as a Cell's is; a starred call has no arity.
+    header = "import mindspore.ops as ops\n\n\n"
+    seeded = header + "def f(net, x, s):\n    return ops.GradOperation(sens_param=True)(net)(x, s)\n"
+    starred = (
+        header + "def f(net, x, y):\n    print(net(*[x, y]))\n    return ops.GradOperation()(net)(x, y)\n"
+    )
+    stopped = header + "def f(net, x):\n    return ops.GradOperation()(net)(ops.stop_gradient(x))\n"
+    (plan,) = differing_sites(stopped, migrate_text(stopped, Version(2, 8)).text)
+    assert plan.inputs == ("network", "feature"), plan  # stop_gradient makes no grad of `x`
+    for legacy, problem in ((seeded, "seeds the gradient of net"), (starred, "starred")):
+        (plan,) = differing_sites(legacy, migrate_text(legacy, Version(2, 8)).text)
+        assert plan.kind == "none" and problem in plan.problem, plan
+
+
+@pytest.mark.mindspore
+def test_functions_given_their_network_are_proven_and_a_wrong_rewrite_of_each_differs(tmp_path: Path) -> None:
+    before, after = upgraded(FUNCTIONS_GIVEN_A_NETWORK, tmp_path, target="2.8")
+    code, data = verify_json(before, after, "--mode", "graph")
+    assert code == 0, data
+    assert {row["site"]: row["verdict"] for row in data["sites"]} == {
+        "train_step": "equal",
+        "saliency": "equal",
+    }
+    assert all("given the probe's network model" in row["detail"] for row in data["sites"]), data
+    text = after.read_text()
+    wrong = text.replace("(images, labels)\n    optimizer", "(images, labels * 2.0)\n    optimizer")
+    wrong = wrong.replace("ms.grad(model)(images)", "ms.grad(model)(images * 2.0)")
+    assert wrong.count("2.0") == 2, text
+    after.write_text(wrong)
+    _, data = verify_json(before, after, "--mode", "graph")
+    assert {row["site"]: row["verdict"] for row in data["sites"]} == {
+        "train_step": "differs",
+        "saliency": "differs",
+    }

@@ -37,6 +37,7 @@ from ms_migrate.verify import (
     project_network,
     removed_names,
     removed_ops,
+    sites,
     standins,
 )
 from ms_migrate.verify.compare import Tally
@@ -961,16 +962,21 @@ CONTAINED_RAN = (
 
 
 def _function_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Outcome:
+    """A function called with seeded tensors; in GRAPH mode compiled with jit. One that takes its
+    network (an optimizer, a criterion) as an argument is given probes for them, and runs as
+    Python in both modes, as a script calls it (a Cell cannot be a jit function's argument): in
+    GRAPH mode MindSpore compiles what it differentiates."""
+    objects = any(role in sites.OBJECT_ROLES for role in site["inputs"])
     traces: dict[str, Trace] = {}
     for label in LABELS:
 
         def build(module: ModuleType = modules[label]) -> tuple:
             context.reset()
             function = getattr(module, site["name"])
-            if context.mode == "graph" and not site["jit"]:
+            if context.mode == "graph" and not site["jit"] and not objects:
                 function = compat.jit(ms)(function)
-            inputs = probe.seeded_inputs(site["inputs"], context.seed)
-            return function, inputs, collect_state(_module_cells(module))
+            inputs, sources = _function_arguments(site, context)
+            return function, inputs, collect_state([*sources, *_module_cells(module)])
 
         start = _start_of(traces, label)
         traces[label] = context.trace(
@@ -978,7 +984,53 @@ def _function_site(site: dict, context: Context, modules: dict[str, ModuleType])
             label,
             lambda build=build, start=start: run_steps(build, context.steps, context.describe, start),
         )
-    return compare_traces(traces["before"], traces["after"], *context.tolerance)
+    outcome = compare_traces(traces["before"], traces["after"], *context.tolerance)
+    if objects and outcome.verdict is Verdict.EQUAL:
+        given = ", ".join(f"{role} {name}" for name, role in _object_parameters(site) if role)
+        outcome.detail = "; ".join(filter(None, [outcome.detail, FUNCTION_OBJECTS.format(given)]))
+    return outcome
+
+
+FUNCTION_OBJECTS = (
+    "ran as Python, as a script calls it, given the probe's {} (in GRAPH mode MindSpore compiles "
+    "what the function differentiates)"
+)
+
+
+def _object_parameters(site: dict) -> list[tuple[str, str]]:
+    """(parameter, role) of a function site's parameters given objects; "" for the tensors."""
+    names = site.get("parameters") or [f"#{index}" for index in range(len(site["inputs"]))]
+    return [(name, role if role in sites.OBJECT_ROLES else "") for name, role in zip(names, site["inputs"])]
+
+
+def _function_arguments(site: dict, context: Context) -> tuple[tuple, list[nn.Cell]]:
+    """A function site's arguments by role (``sites._function_roles``): a probe network for each
+    network (stateful: BatchNorm and dropout in training mode), an optimizer over the first
+    one's weights, MindSpore's MSELoss for a criterion, seeded tensors for the rest; and the
+    Cells whose state is compared."""
+    roles = site["inputs"]
+    seeded = [role for role in roles if role not in sites.OBJECT_ROLES]
+    tensors = iter(probe.seeded_inputs(seeded, context.seed))
+    networks = [
+        probe.network(site.get("network_inputs") or 1, 1, "stateful", portable=context.portable, raw=True)
+        for role in roles
+        if role == "network"
+    ]
+    made = iter(networks)
+    arguments: list[Any] = []
+    sources: list[nn.Cell] = list(networks)
+    for role in roles:
+        if role == "network":
+            arguments.append(next(made))
+        elif role == "optimizer":
+            optimizer = probe.optimizer("Momentum", networks[0] if networks else [])
+            arguments.append(optimizer)
+            sources.append(optimizer)
+        elif role == "criterion":
+            arguments.append(probe.criterion())
+        else:
+            arguments.append(next(tensors))
+    return tuple(arguments), sources
 
 
 def _factory_site(site: dict, context: Context, modules: dict[str, ModuleType]) -> Optional[Outcome]:

@@ -108,6 +108,7 @@ class SitePlan:
     changed_before: tuple[int, ...] = ()
     changed_after: tuple[int, ...] = ()
     problem: str = ""  # for kind "none": why no automatic harness fits
+    parameters: tuple[str, ...] = ()  # a function's, one per role of ``inputs``
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -1015,7 +1016,99 @@ def _plan_function(name: str, line: int, versions: list[ast.FunctionDef], texts:
             changed_after=facts.changed_after,
         )
     jit = any(_dotted(decorator).rsplit(".", 1)[-1] == "jit" for decorator in first.decorator_list)
-    return SitePlan(name, line, "function", inputs=default_roles(names), jit=jit)
+    roles = _function_roles(first, names)
+    if isinstance(roles, str):
+        return SitePlan(name, line, "none", problem=roles)
+    networks = [item for item, role in zip(names, roles) if role == "network"]
+    if networks and _seeds_a_gradient(first, texts[0]):
+        # Which input is the seed would have to be planned as a Cell's is (``_calls_and_sens``).
+        return SitePlan(name, line, "none", problem=f"it seeds the gradient of {networks[0]} (sens_param)")
+    arity = _network_arity(first, networks)
+    if isinstance(arity, str):
+        return SitePlan(name, line, "none", problem=arity)
+    return SitePlan(
+        name, line, "function", inputs=roles, jit=jit, network_inputs=arity, parameters=tuple(names)
+    )
+
+
+def _seeds_a_gradient(function: ast.FunctionDef, module_text: str) -> bool:
+    """Whether the function, or an op its module makes, takes a sensitivity (`sens_param=True`)."""
+    calls = (node for node in ast.walk(function) if isinstance(node, ast.Call))
+    return any(map(_sens_param_set, calls)) or re.search(r"sens_param\s*=\s*True", module_text) is not None
+
+
+# What a function's parameter is given when the function uses it as an object rather than a
+# tensor (`def train(model, optimizer, criterion, x, y)`): see ``_function_roles``.
+OBJECT_ROLES = ("network", "optimizer", "criterion")
+
+
+def _function_roles(function: ast.FunctionDef, names: Sequence[str]) -> Union[tuple[str, ...], str]:
+    """The role of each of ``names`` (a function's parameters to seed): "network" for one it
+    differentiates (`grad_op(model, weights)`) or calls (`teacher(x)`), unless its name says it
+    is a criterion (`criterion(model(x), y)`: "criterion") or an optimizer (`optimizer(grads)`,
+    `optimizer.parameters`: "optimizer"); the rest are tensors (``default_roles``). A string
+    says why none fits: a parameter it calls with a starred argument."""
+    used = _object_uses(function, set(names))
+    objects: dict[str, str] = {}
+    for name, (differentiated, called, attributes) in used.items():
+        kind = init_value(name)
+        if kind == "optimizer" and (called or attributes):
+            objects[name] = "optimizer"
+        elif kind == "criterion" and called:
+            objects[name] = "criterion"
+        elif differentiated or called:
+            objects[name] = "network"
+    tensors = iter(default_roles([item for item in names if item not in objects]))
+    return tuple(objects[item] if item in objects else next(tensors) for item in names)
+
+
+def _object_uses(function: ast.FunctionDef, names: set[str]) -> dict[str, tuple[bool, bool, bool]]:
+    """For each of ``names`` the function uses as an object: (whether it is the first argument of
+    a grad application, whether it is called, whether an attribute of it is read)."""
+    found: dict[str, list[bool]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in names:
+                found.setdefault(node.func.id, [False, False, False])[1] = True
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Name) and first.id in names and _makes_a_grad(node):
+                found.setdefault(first.id, [False, False, False])[0] = True
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            found.setdefault(node.value.id, [False, False, False])[2] = True
+    return {name: (uses[0], uses[1], uses[2]) for name, uses in found.items() if uses[0] or uses[1]}
+
+
+def _makes_a_grad(call: ast.Call) -> bool:
+    """Whether ``call`` makes a grad function of its first argument: `grad_op(model)`,
+    `ops.GradOperation()(model)`; not `grad_op(model)(x)`, which applies one to `x`."""
+    if isinstance(call.func, ast.Call):
+        return _dotted(call.func.func).rsplit(".", 1)[-1] == "GradOperation"
+    name = _dotted(call.func).rsplit(".", 1)[-1]
+    return name in GRAD_NAMES or _GRAD_MAKER.fullmatch(name.lower()) is not None
+
+
+# `grad_op`, `grad_fn`, `get_grad`: a word `grad` (`stop_gradient` and `clip_grad` are no maker).
+_GRAD_MAKER = re.compile(r"(?:(?!clip_|stop_)\w*_)?grads?(?:_\w*)?")
+
+
+def _network_arity(function: ast.FunctionDef, networks: Sequence[str]) -> Union[int, str]:
+    """How many inputs the probe network for ``networks`` takes: as many as the function passes
+    where it calls one or applies a grad of one (1 where it does neither); a string says why
+    no probe fits (a starred argument, or calls of different lengths)."""
+    lengths: set[int] = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func
+        if isinstance(called, ast.Call) and _makes_a_grad(called) and called.args:
+            called = called.args[0]  # `grad_op(model, weights)(x, y)`: the network is given (x, y)
+        if isinstance(called, ast.Name) and called.id in networks:
+            if any(isinstance(arg, ast.Starred) for arg in node.args) or node.keywords:
+                return f"it passes {called.id} starred or keyword arguments, which a probe cannot take"
+            lengths.add(len(node.args))
+    if len(lengths) > 1:
+        return f"it calls its networks with {' and '.join(map(str, sorted(lengths)))} inputs"
+    return lengths.pop() if lengths else 1
 
 
 def differing_sites(
