@@ -654,20 +654,26 @@ def test_no_stand_in_takes_the_place_of_mindspore_a_project_module_or_an_install
     assert versions._standable(ImportError("cannot import name 'x'", name="pandas_nowhere")) is None
     # A module the project compiles and has not built (RandLA-Net's
     # utils/nearest_neighbors/lib, made by `python setup.py build_ext` from knn.pyx) is stood in
-    # for by its dotted name; a missing module beside no build sources is still the path's fault.
+    # for by its dotted name, and so is one its copy does not hold (AECRNet's
+    # `models.edsr_model`, left out of the repository); where a file of that name lies elsewhere
+    # in the project, the path may be what is wrong.
     (tmp_path / "utils" / "nearest_neighbors").mkdir(parents=True)
     (tmp_path / "utils" / "nearest_neighbors" / "knn.pyx").write_text("", encoding="utf-8")
     (tmp_path / "utils" / "plain").mkdir()
     built = versions._standable(missing("utils.nearest_neighbors.lib"))
     assert built == "utils.nearest_neighbors.lib"
-    assert versions._standable(missing("utils.plain.lib")) is None
+    assert versions._standable(missing("utils.plain.absent")) == "utils.plain.absent"
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "elsewhere.py").write_text("", encoding="utf-8")
+    assert versions._standable(missing("utils.plain.elsewhere")) is None
     assert versions._standable(missing("utils.nearest_neighbors")) is None  # the folder is there
 
     from ms_migrate.verify import standins
 
-    said = standins.describe({"utils.nearest_neighbors.lib", "pandas_nowhere"})
+    said = standins.describe({"utils.nearest_neighbors.lib", "pandas_nowhere", "utils.plain.absent"})
     assert "stood in for pandas_nowhere (not installed in this runtime)" in said, said
     assert "stood in for utils.nearest_neighbors.lib (the project compiles it from its sources" in said
+    assert "stood in for utils.plain.absent (its package is in the project, and no file of the" in said
     finder = standins.StandIns()
     finder.activate({"utils.nearest_neighbors.lib"})
     assert finder.find_spec("utils.nearest_neighbors.lib.python.nearest_neighbors") is not None

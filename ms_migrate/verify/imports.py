@@ -83,6 +83,31 @@ def unbuilt_module(folders: Sequence[Path], dotted: str) -> bool:
     return False
 
 
+# How many entries ``absent_module`` looks through for the module elsewhere in the project.
+_SEARCHED = 50_000
+
+
+def absent_module(folders: Sequence[Path], dotted: str) -> bool:
+    """Whether ``dotted``, a module import did not find, is one the project's copy does not hold:
+    its parent package is a folder of the project, and no file or folder of that name lies
+    anywhere under the folder that holds the package (a file left out of the repository:
+    AECRNet's `from models.edsr_model import EDSR`, beside `models/model.py`). Where one does, or
+    the project is too large to look through, the path may be what is wrong: not absent."""
+    *parents, last = dotted.split(".")
+    if not parents or not last.isidentifier():
+        return False
+    holders = [folder for folder in folders if folder.joinpath(*parents).is_dir()]
+    if not holders:
+        return False
+    seen = 0
+    for _folder, subfolders, files in os.walk(holders[0]):
+        seen += len(subfolders) + len(files)
+        if last in subfolders or f"{last}.py" in files or seen > _SEARCHED:
+            return False
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+    return True
+
+
 def _package(folder: Path, level: int, ceiling: list[Path]) -> tuple[str, Optional[Path]]:
     """The dotted package of ``folder`` and the folder above its top package: up through every
     folder with an ``__init__.py``, and further (namespace packages) while a relative import of

@@ -172,8 +172,8 @@ def listed(names: Iterable[str]) -> tuple[str, str]:
 
 
 def describe(names: Iterable[str]) -> str:
-    """What a verdict says of the packages stood in for (and of a project's unbuilt modules,
-    named by their dotted names)."""
+    """What a verdict says of the packages stood in for (and of a project's modules, unbuilt or
+    absent from its copy, named by their dotted names)."""
     names = set(names)
     packages = {name for name in names if "." not in name}
     built = names - packages
@@ -186,10 +186,22 @@ def describe(names: Iterable[str]) -> str:
             f"stood in for {shown} (not installed in this runtime): the file imports {them}, "
             f"and this site's run never used {them}" + (decorators if tags else "")
         )
-    if built:
-        shown, them = listed(built)
-        said.append(
-            f"stood in for {shown} (the project compiles {them} from its sources, not built here): "
-            f"the file imports {them}, and this site's run never used {them}"
-        )
+    for kind, why in (
+        (UNBUILT, "the project compiles {} from its sources, not built here"),
+        (ABSENT, ABSENT_SAID),
+    ):
+        of_kind = {name for name in built if PROJECT_MODULES.get(name, UNBUILT) == kind}
+        if of_kind:
+            shown, them = listed(of_kind)
+            said.append(
+                f"stood in for {shown} ({why.format(them)}): "
+                f"the file imports {them}, and this site's run never used {them}"
+            )
     return "; ".join(said)
+
+
+# A project's module stood in for by its dotted name: one it compiles and has not built, or one
+# its copy does not hold; the worker notes which (``worker.Versions._standable``).
+UNBUILT, ABSENT = "unbuilt", "absent"
+PROJECT_MODULES: dict[str, str] = {}
+ABSENT_SAID = "its package is in the project, and no file of the project holds {}"

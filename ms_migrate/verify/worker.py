@@ -205,21 +205,29 @@ class Versions:
         MindSpore (a release removed or moved it), not one a folder of the project holds (the
         path is what is wrong), and not one the runtime has (a part of it is missing). In a
         folder of the project, a module it compiles and has not built (see
-        ``imports.unbuilt_module``), by its dotted name."""
+        ``imports.unbuilt_module``) or that its copy does not hold (``imports.absent_module``), by
+        its dotted name."""
         if not isinstance(error, ModuleNotFoundError) or not error.name:
             return None
         top = error.name.split(".")[0]
         if top in self.stood_in or top.startswith("mindspore") or top.startswith("_msm_"):
             return None
         from ms_migrate.files.project_root import project_folders
-        from ms_migrate.verify.imports import holds_module, unbuilt_module
+        from ms_migrate.verify import standins
+        from ms_migrate.verify.imports import absent_module, holds_module, unbuilt_module
 
         where = Path(self.job.get("before_place", self.job["before_label"]))
         folders = project_folders(where)
         if any(holds_module(folder, top) for folder in folders):
-            # The path is wrong, unless what is missing is a module the project compiles.
-            built = error.name not in self.stood_in and unbuilt_module(folders, error.name)
-            return error.name if built else None
+            # The path is wrong, unless what is missing is a module the project compiles, or one
+            # its copy does not hold at all.
+            if error.name in self.stood_in:
+                return None
+            for kind, lacks in ((standins.UNBUILT, unbuilt_module), (standins.ABSENT, absent_module)):
+                if lacks(folders, error.name):
+                    standins.PROJECT_MODULES[error.name] = kind
+                    return error.name
+            return None
         try:
             if importlib.util.find_spec(top) is not None:
                 return None
