@@ -681,6 +681,9 @@ def test_init_settings_are_named_by_their_parameters() -> None:
     assert plan("generator, optimizer").arguments == ("network", "optimizer")
     assert not plan("network, lr, eps, loss_scale").optimizer  # it builds its own
     assert plan("network, config").arguments == ("network", "settings")  # Fat-DeepFFM's
+    # mindarmour's differentially private steps refuse their default `micro_batches=None`.
+    private = plan("network, optimizer, scale_update_cell=None, micro_batches=None, norm_bound=1.0")
+    assert private.arguments == ("network", "optimizer", "loss scale", "2")
     # A criterion the step applies itself: MindSpore's nn.MSELoss (the verdict says so).
     assert plan("network, optimizer, criterion").arguments == ("network", "optimizer", "criterion")
     unknown = plan("network, optimizer, vocabulary")
@@ -2133,3 +2136,50 @@ def test_functions_given_their_network_are_proven_and_a_wrong_rewrite_of_each_di
         "train_step": "differs",
         "saliency": "differs",
     }
+
+
+# mindarmour's differentially private steps: the batch split into micro-batches, each one's
+# gradient taken apart; the step refuses its default `micro_batches=None`.
+MICRO_BATCHES = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class PrivateStep(nn.Cell):
+    def __init__(self, network, optimizer, sens=1.0, micro_batches=None):
+        super().__init__()
+        if micro_batches is None:
+            raise ValueError("micro_batches must be given")
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+        self.split = ops.Split(0, micro_batches)
+        self.micro_batches = micro_batches
+        self.hyper_map = ops.HyperMap()
+        self.add = ops.Add()
+
+    def construct(self, data, label):
+        datas = self.split(data)
+        labels = self.split(label)
+        loss = self.network(datas[0], labels[0])
+        grads = self.grad(self.network, self.weights)(datas[0], labels[0])
+        for index in range(1, self.micro_batches):
+            loss = self.network(datas[index], labels[index])
+            more = self.grad(self.network, self.weights)(datas[index], labels[index])
+            grads = self.hyper_map(self.add, grads, more)
+        self.optimizer(grads)
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_of_micro_batches_is_proven_and_a_wrong_rewrite_differs(tmp_path: Path) -> None:
+    """Given no value for `micro_batches`, both versions raised; on micro-batches of 3 the
+    probe's dropout took a mask for 6 ("For 'Mul', input1.shape and input2.shape need to
+    broadcast")."""
+    before, after = upgraded(MICRO_BATCHES, tmp_path, target="2.8")
+    assert_equal_in_graph_and_a_wrong_rewrite_differs(
+        before, after, "", "    datas[index], labels[index]\n", "    datas[index] * 2.0, labels[index]\n"
+    )

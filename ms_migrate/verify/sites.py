@@ -539,6 +539,9 @@ SETTINGS: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"steps"}), "1000"),  # total_steps: a schedule longer than the probe's few steps
     (frozenset({"epoch", "epochs"}), "1"),  # epoch_size * steps_per_epoch: a schedule's length
     (frozenset({"temperature", "margin"}), "1.0"),  # a loss's hyperparameters (RotatE's, a triplet's)
+    # How many micro-batches a step splits its batch into (differential privacy's per-sample
+    # clipping, mindarmour's `micro_batches=None`, which it refuses): 2 divides the probe's 6.
+    (frozenset({"micro"}), "2"),
 )
 NETWORK_WORDS = ("net", "model", "backbone", "generator", "discriminator")
 # A config object's parameter (`TrainStepWrap(network, config)`): the harness passes a stand-in
@@ -675,7 +678,8 @@ def _weight_words(class_def: ast.ClassDef) -> tuple[str, ...]:
 
 
 def _overridden_option(name: str) -> bool:
-    return init_value(name) == "loss scale" or "steps" in name.lower().split("_")
+    words = name.lower().split("_")
+    return init_value(name) == "loss scale" or "steps" in words or "micro" in words
 
 
 def _init_arguments(
@@ -692,9 +696,10 @@ def _init_arguments(
         params = positional[:3] if len(params) <= 3 else params
     # Options the training scripts set and the probe needs set: a loss-scale Cell (BERT's and
     # GPT-2's `scale_update_cell=None`; the scaled path is the one a rewrite can get wrong, and
-    # without it GPT-2's step casts a None) and a schedule's length (NCF's `total_steps=1` makes
-    # a learning-rate list that the second step indexes past). Passed with the options before
-    # them, when all can be named.
+    # without it GPT-2's step casts a None), a schedule's length (NCF's `total_steps=1` makes
+    # a learning-rate list that the second step indexes past) and a number of micro-batches
+    # (mindarmour's differentially private steps refuse `micro_batches=None`). Passed with the
+    # options before them, when all can be named.
     optional = positional[len(params) :]
     wanted = [index for index, name in enumerate(optional) if _overridden_option(name)]
     if wanted and all(init_value(name) is not None for name in optional[: wanted[-1]]):
