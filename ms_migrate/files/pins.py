@@ -3,7 +3,6 @@ MindSpore, and the target version they decide (``detect_target``)."""
 
 from __future__ import annotations
 
-import configparser
 import dataclasses
 import os
 import re
@@ -154,6 +153,8 @@ def _pyproject(path: Path) -> list[Pin]:
 
 
 def _setup_cfg(path: Path) -> list[Pin]:
+    import configparser  # only a project with a setup.cfg asks it
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(read_guarded(path, follow_links=True)[0].decode("utf-8"), str(path))

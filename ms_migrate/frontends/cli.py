@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import click
 
@@ -50,11 +50,6 @@ from ms_migrate.facts.versions import (
 from ms_migrate.files import sources
 from ms_migrate.files.cache import DIRECTORY, cache_directory
 from ms_migrate.files.project_root import project_folders
-from ms_migrate.reporting.baseline import Baseline, BaselineError
-from ms_migrate.reporting.baseline import Finding as BaselineFinding
-from ms_migrate.reporting.baseline import dumps as baseline_dumps
-from ms_migrate.reporting.migration_report import ReportFile, RunFacts, verified_rows
-from ms_migrate.reporting.migration_report import render as render_report
 from ms_migrate.reporting.output import (
     FORMATS,
     FileStatus,
@@ -67,6 +62,11 @@ from ms_migrate.reporting.output import (
 )
 from ms_migrate.reporting.report import Stream, Summary, print_diff, unified_diff
 from ms_migrate.rules.base import all_rules, rule_for
+
+if TYPE_CHECKING:  # a baseline and a migration report are imported by the runs that ask for one
+    from ms_migrate.reporting.baseline import Baseline
+    from ms_migrate.reporting.baseline import Finding as BaselineFinding
+    from ms_migrate.reporting.migration_report import ReportFile
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_MIN_FILES = 50  # fewer are done before a bar would be worth looking at
@@ -760,6 +760,9 @@ class _MigrationRun:
                 run = dataclasses.replace(run, baseline=named, in_baseline=summary.in_baseline)
             _emit(render(self.records, request.fmt, run), request.output_file)
         if request.report_file is not None:
+            from ms_migrate.reporting.migration_report import RunFacts
+            from ms_migrate.reporting.migration_report import render as render_report
+
             facts = RunFacts(
                 request.command,
                 str(self.target),
@@ -819,6 +822,8 @@ def _leave_baselined(
             text = sources.read_source(outcome.path).text
         except sources.SourceError:
             text = ""
+    from ms_migrate.reporting.baseline import Finding as BaselineFinding
+
     lines = source_lines(text)
     findings = [
         BaselineFinding(outcome.path, item.code, lines[item.line - 1] if 0 < item.line <= len(lines) else "")
@@ -891,6 +896,8 @@ def _migrate_stdin(request: MigrateRequest, name: Path) -> None:
 
 
 def _report_file(outcome: FileOutcome, status: FileStatus, landed: bool) -> ReportFile:
+    from ms_migrate.reporting.migration_report import ReportFile, verified_rows
+
     diagnostics = tuple((outcome.where(item.line), item) for item in outcome.diagnostics)
     applied = frozenset(index for index, (_, item) in enumerate(diagnostics) if landed and item.fixable)
     verified = verified_rows(outcome.verification) if outcome.verification is not None else ()
@@ -1199,6 +1206,8 @@ def _emit(text: str, output_file: Optional[Path]) -> None:
 def _read_baseline(path: Optional[Path]) -> Optional[Baseline]:
     if path is None:
         return None
+    from ms_migrate.reporting.baseline import Baseline, BaselineError
+
     try:
         raw, _ = sources.read_guarded(path, follow_links=True)
         return Baseline.loads(raw.decode("utf-8"), path.parent, str(path))
@@ -1212,6 +1221,8 @@ def _read_baseline(path: Optional[Path]) -> Optional[Baseline]:
 def _baseline_findings(records: list[Record]) -> list[BaselineFinding]:
     """Each record with the text of its line: read again here, since a worker sends back no text
     for a file it did not change."""
+    from ms_migrate.reporting.baseline import Finding as BaselineFinding
+
     lines: dict[str, list[str]] = {}
     findings = []
     for record in records:
@@ -1232,6 +1243,9 @@ def _write_baseline(
 ) -> None:
     """Record this run's findings, keeping an existing baseline's entries for the files this run
     did not read: `check src/ --write-baseline` must not drop what it knows of tests/."""
+    from ms_migrate.reporting.baseline import Baseline, BaselineError
+    from ms_migrate.reporting.baseline import dumps as baseline_dumps
+
     kept: Counter[tuple[str, str, str]] = Counter()
     try:
         raw, _ = sources.read_guarded(path, follow_links=True)
