@@ -161,6 +161,8 @@ def syntax_error_of(source: sources.SourceFile) -> Optional[FileOutcome]:
     Notebooks are left to the rules, which know their magics."""
     if source.notebook is not None or "mindspore" not in source.text:
         return None
+    if parsing.compiles(source.text):
+        return None  # what compiles parses: the tree ast.parse would build is not needed here
     try:
         parsing.precheck(source.text, compiled=False)
     except ParseFailure as error:
