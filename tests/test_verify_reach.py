@@ -2183,3 +2183,43 @@ def test_a_step_of_micro_batches_is_proven_and_a_wrong_rewrite_differs(tmp_path:
     assert_equal_in_graph_and_a_wrong_rewrite_differs(
         before, after, "", "    datas[index], labels[index]\n", "    datas[index] * 2.0, labels[index]\n"
     )
+
+
+# UniSiam's step: two views joined into one batch of twice the probe's size before the network.
+JOINED_VIEWS = """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class TrainOneStep(nn.Cell):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model = model
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, images1, images2):
+        def forward_fn(images1, images2):
+            images = ops.Concat(axis=0)((images1, images2))
+            return self.model(images)
+
+        loss = forward_fn(images1, images2)
+        grads = self.grad(forward_fn, self.weights)(images1, images2)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss
+"""
+
+
+@pytest.mark.mindspore
+def test_a_step_that_joins_two_batches_is_proven_and_a_wrong_rewrite_differs(tmp_path: Path) -> None:
+    """The probe's counted dropout had a mask for one batch ("For 'Mul', input1.shape and
+    input2.shape need to broadcast" on the twelve rows)."""
+    before, after = upgraded(JOINED_VIEWS, tmp_path, target="2.8")
+    assert_equal_in_graph_and_a_wrong_rewrite_differs(
+        before,
+        after,
+        "",
+        "(images1, images2)\n        loss = ops",
+        "(images1, images2 * 2.0)\n        loss = ops",
+    )

@@ -43,6 +43,10 @@ LEARNING_RATE, MOMENTUM = 0.05, 0.9
 OPTIMIZERS = ("SGD", "Momentum")
 
 
+# Rows of the counted dropout's mask: a step may join up to four of the probe's batches.
+DROPOUT_ROWS = 4 * BATCH
+
+
 class CountedDropout(nn.Cell):
     """Dropout whose mask is a function of how many forwards ran before, counted in a Parameter.
 
@@ -53,15 +57,17 @@ class CountedDropout(nn.Cell):
     that differs when one version runs the forward more often.
     """
 
-    def __init__(self, shape: tuple[int, ...] = (BATCH, TARGETS)) -> None:
+    def __init__(self, shape: tuple[int, ...] = (DROPOUT_ROWS, TARGETS)) -> None:
         super().__init__()
         self.calls = Parameter(Tensor(np.zeros((), np.float32)), name="dropout_calls", requires_grad=False)
         self.pattern = Tensor(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
 
     def construct(self, x):
         calls = ops.assign_add(self.calls, ops.ones((), self.calls.dtype))
-        # The first rows of the pattern for a smaller batch: a step that splits its batch into
-        # micro-batches (differential privacy's per-sample clipping) passes a part of it.
+        # As many rows of the pattern as the batch has (the first BATCH rows are the same whatever
+        # it holds): a step that splits its batch into micro-batches (differential privacy's
+        # per-sample clipping) passes a part of it, one that joins two batches (UniSiam's two
+        # views) twice as many.
         pattern = self.pattern[: x.shape[0]]
         keep = ops.cast(ops.sin(pattern * 1.3 + calls * 0.7) > -0.4, x.dtype)
         return x * keep * 1.6
