@@ -1022,8 +1022,6 @@ def _plan_function(name: str, line: int, versions: list[ast.FunctionDef], texts:
         )
     jit = any(_dotted(decorator).rsplit(".", 1)[-1] == "jit" for decorator in first.decorator_list)
     roles = _function_roles(first, names)
-    if isinstance(roles, str):
-        return SitePlan(name, line, "none", problem=roles)
     networks = [item for item, role in zip(names, roles) if role == "network"]
     if networks and _seeds_a_gradient(first, texts[0]):
         # Which input is the seed would have to be planned as a Cell's is (``_calls_and_sens``).
@@ -1047,12 +1045,11 @@ def _seeds_a_gradient(function: ast.FunctionDef, module_text: str) -> bool:
 OBJECT_ROLES = ("network", "optimizer", "criterion")
 
 
-def _function_roles(function: ast.FunctionDef, names: Sequence[str]) -> Union[tuple[str, ...], str]:
+def _function_roles(function: ast.FunctionDef, names: Sequence[str]) -> tuple[str, ...]:
     """The role of each of ``names`` (a function's parameters to seed): "network" for one it
     differentiates (`grad_op(model, weights)`) or calls (`teacher(x)`), unless its name says it
     is a criterion (`criterion(model(x), y)`: "criterion") or an optimizer (`optimizer(grads)`,
-    `optimizer.parameters`: "optimizer"); the rest are tensors (``default_roles``). A string
-    says why none fits: a parameter it calls with a starred argument."""
+    `optimizer.parameters`: "optimizer"); the rest are tensors (``default_roles``)."""
     used = _object_uses(function, set(names))
     objects: dict[str, str] = {}
     for name, (differentiated, called, attributes) in used.items():
