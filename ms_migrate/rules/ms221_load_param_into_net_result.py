@@ -35,7 +35,8 @@ class LoadParamIntoNetResult(Rule):
     Upgrading, `x = load_param_into_net(...)` becomes `x, _ = load_param_into_net(...)`: `x` is
     the list of parameters not loaded, as it was. A result used any other way (tested directly,
     returned, passed on) is reported, not fixed. Downgrading, `a, b = load_param_into_net(...)` is
-    reported: 1.x has no second list.
+    reported: 1.x has no second list; `a, _ = ...`, where no line of the file reads `_`, becomes
+    `a = ...`: `a` is the list, as it was.
 
     Fix safety: exact: the pair ran on 1.10 and on the target with the same list
     (rules/releases/proofs.json).
@@ -74,6 +75,12 @@ class LoadParamIntoNetResult(Rule):
                 "missing, unused = load_param_into_net(net, params)\n",
                 "1.10",
             ),
+            Example(
+                "from mindspore import load_param_into_net\nmissing, _ = load_param_into_net(net, params)\n",
+                "1.10",
+                fixed="from mindspore import load_param_into_net\n"
+                "missing = load_param_into_net(net, params)\n",
+            ),
         ),
     )
 
@@ -92,7 +99,7 @@ class LoadParamIntoNetResult(Rule):
             if returns == "tuple":
                 found = self._pair(call, parent, facts, ctx, lines, proven, discard)
             else:
-                found = self._list(call, parent, facts, ctx)
+                found = self._list(call, parent, facts, ctx, lines, proven and discard.name() is not None)
             if found is not None:
                 yield found
 
@@ -136,7 +143,13 @@ class LoadParamIntoNetResult(Rule):
         return self.diagnostic(call, message + "; take its first item for the list")
 
     def _list(
-        self, call: ast.Call, parent: Optional[ast.AST], facts: ApiFacts, ctx: FileContext
+        self,
+        call: ast.Call,
+        parent: Optional[ast.AST],
+        facts: ApiFacts,
+        ctx: FileContext,
+        lines: list[str],
+        fixable: bool,
     ) -> Optional[Diagnostic]:
         unpacked = isinstance(parent, ast.Assign) and any(
             isinstance(target, ast.Tuple) for target in parent.targets
@@ -149,7 +162,26 @@ class LoadParamIntoNetResult(Rule):
             f"{facts.probe_span(PROBE, 'tuple')}: bind it to one name, and there is no list of checkpoint "
             "entries not loaded"
         )
-        return self.diagnostic(call, message)
+        pair = parent.targets[0] if len(parent.targets) == 1 else None  # type: ignore[union-attr]
+        kept = _kept_of_discarded_pair(pair) if fixable else None
+        if kept is None:
+            return self.diagnostic(call, message)
+        start = column(lines, pair.lineno, pair.col_offset)  # type: ignore[union-attr]
+        end = column(lines, pair.end_lineno or pair.lineno, pair.end_col_offset or 0)  # type: ignore[union-attr]
+        edit = Edit((pair.lineno, start), (pair.end_lineno or pair.lineno, end), kept)  # type: ignore[union-attr]
+        fix = Fix((edit,), "exact", "bind the list of parameters not loaded, the pair's first item, alone")
+        return self.diagnostic(call, message + f"; write `{kept} = ...`", fix)
+
+
+def _kept_of_discarded_pair(target: Optional[ast.AST]) -> Optional[str]:
+    """`missing` of `missing, _ = ...` (the second a discard no line reads: the caller checks the
+    file), the name the list binds to where 1.x returns it alone; None for any other target."""
+    if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
+        return None
+    first, second = target.elts
+    if isinstance(first, ast.Name) and isinstance(second, ast.Name) and second.id == "_":
+        return first.id
+    return None
 
 
 class _LazyDiscard:
