@@ -35,14 +35,16 @@ def _float32(value: float) -> float:
     return struct.unpack("f", struct.pack("f", value))[0]
 
 
-def complement(literal: ast.AST) -> Optional[str]:
+def complement(literal: ast.AST, of_p: bool = False) -> Optional[str]:
     """`1 - k` written as the decimal literal it is (`0.9` -> `"0.1"`), for a literal of at most two
     decimals (0.01 ... 1.00, measured exact) where MindSpore's own `1 - p` gives back `k` in
     float32; None for anything else (a name, an expression, a longer literal, a value outside
-    (0, 1])."""
+    (0, 1], the keep probabilities 1.x takes). ``of_p``: the literal is a `p`, taken in [0, 1)
+    as 2.x takes it (`p=0.0`, no dropout, is `keep_prob=1.0`)."""
     if not isinstance(literal, ast.Constant) or isinstance(literal.value, bool):
         return None
-    if not isinstance(literal.value, (int, float)) or not 0 < literal.value <= 1:
+    value = literal.value
+    if not isinstance(value, (int, float)) or not (0 <= value < 1 if of_p else 0 < value <= 1):
         return None
     try:
         given = Decimal(repr(literal.value))
@@ -106,6 +108,12 @@ class DropoutKeepProb(Rule):
                 "from mindspore import nn\nlayer = nn.Dropout(p=0.2)\n",
                 "1.10",
                 fixed="from mindspore import nn\nlayer = nn.Dropout(keep_prob=0.8)\n",
+            ),
+            # No dropout at all: what the upgrade of `keep_prob=1.0` writes, written back.
+            Example(
+                "from mindspore import nn\nlayer = nn.Dropout(p=0.0)\n",
+                "1.10",
+                fixed="from mindspore import nn\nlayer = nn.Dropout(keep_prob=1.0)\n",
             ),
         ),
     )
@@ -191,7 +199,7 @@ class DropoutKeepProb(Rule):
         if keyword is None:
             return None
         value = keyword.value
-        keep = complement(value) if not (isinstance(value, ast.Constant) and value.value == 1) else None
+        keep = complement(value, of_p=True)
         message = (
             f"`nn.Dropout(p={ast.unparse(value)})`: MindSpore {target}'s nn.Dropout has no `p`, only "
             f"`keep_prob`, the probability to keep"
