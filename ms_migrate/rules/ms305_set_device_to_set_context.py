@@ -23,9 +23,9 @@ REASONS = registry(
         "this set_device call has no set_context spelling known to do the same",
         "`ms.set_device(target)`, `ms.set_device(target, device_id)` and their keyword forms, each a "
         "statement of its own, respell exactly as `ms.set_context(device_target=target, "
-        "device_id=device_id)`. A call whose value is used, one with starred or unknown arguments, "
-        "one with a comment inside it, and one spelled through `from mindspore import set_device` "
-        "(whose import would have to change with it) are left as they are. Write the "
+        "device_id=device_id)`. A call whose value is used, one with starred or unknown arguments or "
+        "no device_target, one with a comment inside it, and one spelled through `from mindspore "
+        "import set_device` (whose import would have to change with it) are left as they are. Write the "
         "`set_context(device_target=..., device_id=...)` call by hand.",
     ),
 )
@@ -130,6 +130,8 @@ def _problem(ctx: FileContext, call: ast.Call) -> Optional[str]:
     allowed = DEVICE_KEYS[len(call.args) :]
     if any(key not in allowed for key in keys) or len(set(keys)) != len(keys):
         return "its keyword arguments are not device_target and device_id"
+    if not call.args and DEVICE_KEYS[0] not in keys:
+        return "it names no device_target, which set_device requires (the call raises as it is)"
     if "#" in (ast.get_source_segment(ctx.text, call) or ""):
         return "a comment inside the call would be lost"
     return None
