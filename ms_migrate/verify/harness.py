@@ -1006,8 +1006,8 @@ def _object_parameters(site: dict) -> list[tuple[str, str]]:
 def _function_arguments(site: dict, context: Context) -> tuple[tuple, list[nn.Cell]]:
     """A function site's arguments by role (``sites._function_roles``): a probe network for each
     network (stateful: BatchNorm and dropout in training mode), an optimizer over the first
-    one's weights, MindSpore's MSELoss for a criterion, seeded tensors for the rest; and the
-    Cells whose state is compared."""
+    one's weights, MindSpore's MSELoss for a criterion, the first network's weights for a grad's
+    weights, seeded tensors for the rest; and the Cells whose state is compared."""
     roles = site["inputs"]
     seeded = [role for role in roles if role not in sites.OBJECT_ROLES]
     tensors = iter(probe.seeded_inputs(seeded, context.seed))
@@ -1028,6 +1028,8 @@ def _function_arguments(site: dict, context: Context) -> tuple[tuple, list[nn.Ce
             sources.append(optimizer)
         elif role == "criterion":
             arguments.append(probe.criterion())
+        elif role == "weights":
+            arguments.append(ms.ParameterTuple(networks[0].trainable_params() if networks else []))
         else:
             arguments.append(next(tensors))
     return tuple(arguments), sources

@@ -1021,7 +1021,18 @@ def _plan_function(name: str, line: int, versions: list[ast.FunctionDef], texts:
             changed_after=facts.changed_after,
         )
     jit = any(_dotted(decorator).rsplit(".", 1)[-1] == "jit" for decorator in first.decorator_list)
-    roles = _function_roles(first, names)
+    passed = _passed_to_grad_makers(first, set(names))
+    unclear = sorted(name for name, slot in passed.items() if slot != "weights")
+    if unclear:
+        # A tensor where the maker takes a position or the weights makes MindSpore's releases
+        # disagree (a false "differs"); the harness gives a value only to the weights' slot.
+        return SitePlan(
+            name,
+            line,
+            "none",
+            problem=f"it passes {unclear[0]} to a grad maker where the harness cannot tell what it is",
+        )
+    roles = _function_roles(first, names, weights=frozenset(passed))
     networks = [item for item, role in zip(names, roles) if role == "network"]
     if networks and _seeds_a_gradient(first, texts[0]):
         # Which input is the seed would have to be planned as a Cell's is (``_calls_and_sens``).
@@ -1042,16 +1053,40 @@ def _seeds_a_gradient(function: ast.FunctionDef, module_text: str) -> bool:
 
 # What a function's parameter is given when the function uses it as an object rather than a
 # tensor (`def train(model, optimizer, criterion, x, y)`): see ``_function_roles``.
-OBJECT_ROLES = ("network", "optimizer", "criterion")
+OBJECT_ROLES = ("network", "optimizer", "criterion", "weights")
+# Makers whose arguments are (fn, grad_position, weights, ...); a GradOperation's are (fn, weights).
+_FUNCTIONAL_MAKERS = frozenset({"grad", "value_and_grad", "vjp", "jvp"})
 
 
-def _function_roles(function: ast.FunctionDef, names: Sequence[str]) -> tuple[str, ...]:
+def _passed_to_grad_makers(function: ast.FunctionDef, names: set[str]) -> dict[str, str]:
+    """Each of ``names`` the function passes to a grad maker after the function it differentiates:
+    "weights" where it is the weights (`value_and_grad(net, None, weights)`, `weights=weights`,
+    `grad_op(net, weights)` of a GradOperation), "other" anywhere else (a grad position)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call) or not _makes_a_grad(node):
+            continue
+        maker = "" if isinstance(node.func, ast.Call) else _dotted(node.func).rsplit(".", 1)[-1]
+        slot = 2 if maker in _FUNCTIONAL_MAKERS else 1
+        given = [(index, arg) for index, arg in enumerate(node.args) if index > 0]
+        given += [(slot if item.arg == "weights" else -1, item.value) for item in node.keywords]
+        for index, arg in given:
+            if isinstance(arg, ast.Name) and arg.id in names:
+                kind = "weights" if index == slot else "other"
+                found[arg.id] = kind if found.get(arg.id, kind) == kind else "other"
+    return found
+
+
+def _function_roles(
+    function: ast.FunctionDef, names: Sequence[str], weights: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
     """The role of each of ``names`` (a function's parameters to seed): "network" for one it
     differentiates (`grad_op(model, weights)`) or calls (`teacher(x)`), unless its name says it
     is a criterion (`criterion(model(x), y)`: "criterion") or an optimizer (`optimizer(grads)`,
-    `optimizer.parameters`: "optimizer"); the rest are tensors (``default_roles``)."""
+    `optimizer.parameters`: "optimizer"); "weights" for one it passes as a grad's weights
+    (``weights``); the rest are tensors (``default_roles``)."""
     used = _object_uses(function, set(names))
-    objects: dict[str, str] = {}
+    objects: dict[str, str] = {name: "weights" for name in weights}
     for name, (differentiated, called, attributes) in used.items():
         kind = init_value(name)
         if kind == "optimizer" and (called or attributes):
@@ -1083,8 +1118,9 @@ def _object_uses(function: ast.FunctionDef, names: set[str]) -> dict[str, tuple[
 def _makes_a_grad(call: ast.Call) -> bool:
     """Whether ``call`` makes a grad function of its first argument: `grad_op(model)`,
     `ops.GradOperation()(model)`; not `grad_op(model)(x)`, which applies one to `x`."""
-    if isinstance(call.func, ast.Call):
-        return _dotted(call.func.func).rsplit(".", 1)[-1] == "GradOperation"
+    if isinstance(call.func, ast.Call):  # `GradOperation(...)(model)`, not `...(model)(x)`
+        made = call.func.func
+        return not isinstance(made, ast.Call) and _dotted(made).rsplit(".", 1)[-1] == "GradOperation"
     name = _dotted(call.func).rsplit(".", 1)[-1]
     return name in GRAD_NAMES or _GRAD_MAKER.fullmatch(name.lower()) is not None
 
