@@ -99,7 +99,7 @@ class LoadParamIntoNetResult(Rule):
             if returns == "tuple":
                 found = self._pair(call, parent, facts, ctx, lines, proven, discard)
             else:
-                found = self._list(call, parent, facts, ctx, lines, proven and discard.name() is not None)
+                found = self._list(call, parent, facts, ctx, lines, proven, discard)
             if found is not None:
                 yield found
 
@@ -149,7 +149,8 @@ class LoadParamIntoNetResult(Rule):
         facts: ApiFacts,
         ctx: FileContext,
         lines: list[str],
-        fixable: bool,
+        proven: bool,
+        discard: _LazyDiscard,
     ) -> Optional[Diagnostic]:
         unpacked = isinstance(parent, ast.Assign) and any(
             isinstance(target, ast.Tuple) for target in parent.targets
@@ -163,8 +164,8 @@ class LoadParamIntoNetResult(Rule):
             "entries not loaded"
         )
         pair = parent.targets[0] if len(parent.targets) == 1 else None  # type: ignore[union-attr]
-        kept = _kept_of_discarded_pair(pair) if fixable else None
-        if kept is None:
+        kept = _kept_of_discarded_pair(pair) if proven else None
+        if kept is None or discard.name() is None:  # the file's every node read only for such a pair
             return self.diagnostic(call, message)
         start = column(lines, pair.lineno, pair.col_offset)  # type: ignore[union-attr]
         end = column(lines, pair.end_lineno or pair.lineno, pair.end_col_offset or 0)  # type: ignore[union-attr]

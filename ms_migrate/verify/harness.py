@@ -999,8 +999,8 @@ FUNCTION_OBJECTS = (
 
 def _object_parameters(site: dict) -> list[tuple[str, str]]:
     """(parameter, role) of a function site's parameters given objects; "" for the tensors."""
-    names = site.get("parameters") or [f"#{index}" for index in range(len(site["inputs"]))]
-    return [(name, role if role in sites.OBJECT_ROLES else "") for name, role in zip(names, site["inputs"])]
+    pairs = zip(site.get("parameters", ()), site["inputs"])
+    return [(name, role if role in sites.OBJECT_ROLES else "") for name, role in pairs]
 
 
 def _function_arguments(site: dict, context: Context) -> tuple[tuple, list[nn.Cell]]:
