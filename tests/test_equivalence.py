@@ -71,6 +71,8 @@ def test_runnable_fixtures_exist() -> None:
 @pytest.mark.parametrize("case", RUNNABLE, ids=[case.id for case in RUNNABLE])
 def test_rewrite_prints_same_numbers(case: FixtureCase, mode: str, tmp_path: Path) -> None:
     assert case.expected is not None
+    if case.command == "downgrade" and _lacked_here(case.expected):
+        pytest.skip("the downgrade names what this MindSpore lacks: test_target_runtimes runs it on 1.x")
     after = tmp_path / case.source.name
     after.write_bytes(case.expected.read_bytes())
     before_numbers = run_fixture(case.source, mode, tmp_path)
@@ -80,6 +82,16 @@ def test_rewrite_prints_same_numbers(case: FixtureCase, mode: str, tmp_path: Pat
     left, right = np.array(flatten(before_numbers)), np.array(flatten(after_numbers))
     assert left.shape == right.shape and left.size > 0
     np.testing.assert_allclose(right, left, rtol=RTOL, atol=ATOL)
+
+
+def _lacked_here(script: Path) -> bool:
+    """Whether ``script`` names a module or name 2.10 lacks (MS211), other than the ms_function
+    that _harness maps to jit: 1.7's c_transforms."""
+    from ms_migrate.core.engine import migrate_text
+    from ms_migrate.facts.versions import Version
+
+    found = migrate_text(script.read_text(encoding="utf-8"), Version(2, 10)).diagnostics
+    return any(item.code == "MS211" and "ms_function`" not in item.message for item in found)
 
 
 DOWNGRADED = [case for case in RUNNABLE if case.command == "downgrade"]
@@ -229,9 +241,10 @@ def test_every_converted_fixture_verifies_with_the_automatic_harness(monkeypatch
         "ms_function_spellings",
         "c_transforms_pipeline",
         "checkparam_validator",
-        # Downgrades of a release's meaning and a moved name (MS221, MS305): nothing differentiated.
+        # Downgrades of a release's meaning and of moved names (MS221, MS305, MS211): nothing differentiated.
         "load_param_pair_1_10",
         "set_device_1_10",
+        "dataset_transforms_1_7",
     }
     cases = [case for case in fixture_cases() if case.expected is not None]
     # Each side runs on the release it is written for: an upgrade's two on the newest here, a

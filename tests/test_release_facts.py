@@ -4,6 +4,7 @@ and MS211, which reads them."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 from typing import Optional
@@ -12,11 +13,13 @@ import pytest
 
 from ms_migrate import runtimes
 from ms_migrate.catalogue.releases import expand, facts, ranges
+from ms_migrate.context import FileContext
 from ms_migrate.core.engine import downgrade_text, migrate_text
 from ms_migrate.facts.data import rules_path
 from ms_migrate.facts.releases import Parameter, api_facts, binds_alike
 from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import rule_for
+from ms_migrate.rules.ms211_name_not_in_target import _Finder, missing_at
 from tests.fixture_cases import FIXTURES
 
 ORDER = ["1.7", "1.8", "1.9", "1.10", "2.7", "2.8", "2.9", "2.10"]
@@ -303,3 +306,63 @@ def test_a_name_is_not_called_unknown_where_a_release_holds_it_or_its_module_is_
     )
     assert _ms211("import mindspore.nn as nn\nnet = nn.Dense(2, 2)\nnet.not_a_layer\n") == []
     assert _ms211("import mindspore.nn as nn\nnn.Dense(2, 2)\n") == []
+
+
+DOWN = """\
+import mindspore as ms
+import mindspore.dataset as ds
+import mindspore.dataset.transforms as transforms
+from mindspore.dataset.vision import HWC2CHW, Inter, Resize
+
+image = [Resize(8, Inter.LINEAR), ds.vision.Normalize([0.5], [0.5]), HWC2CHW()]
+label = [transforms.TypeCast(ms.int32), transforms.Compose([transforms.Fill(1)]), transforms.Unique()]
+"""
+
+
+def test_a_downgrade_writes_the_old_spelling_of_a_name_its_target_does_not_have_yet() -> None:
+    result = downgrade_text(DOWN, Version(1, 7))
+    assert "from mindspore.dataset.vision.c_transforms import HWC2CHW, Inter, Resize\n" in result.text
+    assert "ds.vision.c_transforms.Normalize([0.5], [0.5])" in result.text
+    assert "transforms.c_transforms.TypeCast(ms.int32)" in result.text
+    assert "transforms.Compose([transforms.c_transforms.Fill(1)])" in result.text
+    left = {item.message.split("`")[1]: item.message for item in result.diagnostics if item.fix is None}
+    assert sorted(left) == ["transforms.Compose", "transforms.Unique"]
+    assert "1.7's c_transforms.Compose takes only C ops" in left["transforms.Compose"]
+    assert "is not proven (the old spelling fails" in left["transforms.Unique"]
+    # 1.8 has the unified names: nothing to do there.
+    assert not downgrade_text(DOWN, Version(1, 8)).diagnostics
+    # And upgrade takes each spelling back: the round trip is the original.
+    assert migrate_text(result.text, Version(2, 10)).text == DOWN
+
+
+def test_a_downgrade_writes_an_old_spelling_only_where_its_proof_ran_on_the_target() -> None:
+    facts_ = api_facts()
+    assert facts_ is not None
+    old, new = "mindspore.dataset.vision.c_transforms.Resize", "mindspore.dataset.vision.Resize"
+    assert {Version(1, 7), Version(2, 7)} <= facts_.proven_on[(old, new)]
+    move_back = facts_.move_back(new, Version(1, 7))
+    assert move_back is not None and move_back[1] == old  # c_transforms, not py_transforms
+    # A pair proven only on 2.7 (as every pair was before the 1.7 cases) is no fix going down.
+    only_27 = {**facts_.proven_on, (old, new): frozenset({Version(2, 7)})}
+    facts_27 = dataclasses.replace(facts_, proven_on=only_27)
+    text = "import mindspore.dataset.vision as vision\n\nresize = vision.Resize((32, 32))\n"
+    missing = missing_at(Version(1, 7))
+    assert missing is not None
+    proven, unproven = (
+        _Finder(rule_for("MS211"), FileContext(text, Version(1, 7)), dataclasses.replace(missing, facts=f))
+        for f in (facts_, facts_27)
+    )
+    ((fixed,), (left,)) = (list(proven.findings()), list(unproven.findings()))
+    assert fixed.fix is not None
+    assert left.fix is None and "is not proven on MindSpore 1.7" in left.message
+
+
+def test_upgrade_takes_a_moved_module_named_through_its_new_parent_back() -> None:
+    text = (
+        "import mindspore.dataset as ds\nimport mindspore.dataset.vision as vision\n\n"
+        "ops = [ds.vision.c_transforms.Resize(8), vision.c_transforms.HWC2CHW()]\n"
+        "C = vision.c_transforms\ndecode = vision.c_transforms.Decode(rgb=True)\n"
+    )
+    result = migrate_text(text, Version(2, 10))
+    assert "ops = [ds.vision.Resize(8), vision.HWC2CHW()]\n" in result.text
+    assert "C = vision.c_transforms\ndecode = vision.c_transforms.Decode(rgb=True)\n" in result.text

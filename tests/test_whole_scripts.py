@@ -70,6 +70,30 @@ def test_the_downgrade_of_an_upgraded_script_runs_on_1_10_with_its_numbers(  # t
     assert_same_numbers(before, after, RTOL, ATOL, f"{case.id} downgraded ({mode})", split=True)
 
 
+# The scripts whose pipelines use the dataset ops that 1.7 has only in c_transforms.
+PIPELINES = [case for case in SCRIPTS if b"mindspore.dataset.transforms" in case.source.read_bytes()]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", PIPELINES, ids=[case.id for case in PIPELINES])
+def test_the_downgrade_of_an_upgraded_pipeline_runs_on_1_7_with_its_numbers(  # type: ignore[no-untyped-def]
+    case, mode: str, tmp_path: Path
+) -> None:
+    """Down to 1.7, the oldest release here: the unified `vision` and `transforms` ops the upgrade
+    wrote go back to c_transforms (MS211), and the script prints on the real 1.7 what the
+    original printed on 1.10. Before that downgrade it stopped on `transforms.TypeCast`."""
+    from ms_migrate.core.engine import downgrade_text
+
+    assert PIPELINES and case.expected is not None
+    downgraded = tmp_path / case.source.name
+    result = downgrade_text(case.expected.read_text(encoding="utf-8"), Version(1, 7))
+    assert not [item for item in result.diagnostics if item.code == "MS211" and item.fix is None]
+    downgraded.write_text(result.text, encoding="utf-8")
+    before = run_on(runtime_for(Version(1, 10)), case.source, mode, tmp_path, portable=False)
+    after = run_on(runtime_for(Version(1, 7)), downgraded, mode, tmp_path, portable=False)
+    assert_same_numbers(before, after, RTOL, ATOL, f"{case.id} downgraded to 1.7 ({mode})", split=True)
+
+
 EXAMPLE = FIXTURES.parent.parent / "examples" / "legacy_project"
 
 

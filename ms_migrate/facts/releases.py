@@ -37,6 +37,8 @@ class Move:
     kind: str  # "name", "module", or "members" (a class's members, now names of the module ``new``)
     review: str  # why no use of it is fixed; "" where a use that binds alike is
     source: str
+    # a name of the new side -> why a downgrade writes its old spelling for no use of it
+    review_down: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def replacement(self, old_name: str) -> Optional[str]:
         """The new spelling of ``old_name``: the move's own, or for a module move the same name
@@ -47,6 +49,18 @@ class Move:
             return self.new
         if self.kind in ("module", "members") and old_name.startswith(self.old + "."):
             return self.new + old_name[len(self.old) :]
+        return None
+
+    def origin(self, new_name: str) -> Optional[str]:
+        """The old spelling of ``new_name``, the inverse of `replacement` (a downgrade writes it):
+        the move's own, or for a module move the same name in the old module. None for a members
+        move, whose members no one name stands for."""
+        if self.new is None or self.kind == "members":
+            return None
+        if new_name == self.new:
+            return self.old
+        if self.kind == "module" and new_name.startswith(self.new + "."):
+            return self.old + new_name[len(self.new) :]
         return None
 
 
@@ -65,6 +79,9 @@ class ApiFacts:
     # "module.name": what a module listed whole holds besides its names (another package's
     # objects, lazy ones that failed to load), in any release checked
     foreign: frozenset[str] = frozenset()
+    # (old, new) -> the releases whose old side ran with the new side's numbers: a downgrade
+    # writes the old spelling only for a target its proof ran the old side on
+    proven_on: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
 
     def probe(self, name: str, target: Version) -> Any:
         """What the probe ``name`` gave on the releases that stand for ``target``; None where they
@@ -157,6 +174,19 @@ class ApiFacts:
         """The declared move that covers ``old_name`` (the longest old spelling first)."""
         found = [move for move in self.moves if move.old == old_name or old_name.startswith(move.old + ".")]
         return max(found, key=lambda move: len(move.old), default=None)
+
+    def move_back(self, new_name: str, target: Version) -> Optional[tuple[Move, str]]:
+        """The one declared move whose new side covers ``new_name`` and whose old spelling of it
+        ``target`` has, with that spelling: what a downgrade writes for a name its target lacks
+        (1.7's `transforms.c_transforms.TypeCast` for `transforms.TypeCast`, first in 1.8). None
+        where no move leads there, or several do (py_transforms and c_transforms both became
+        `vision`: only the one without a review is a candidate)."""
+        found = []
+        for move in self.moves:
+            old = move.origin(new_name) if not move.review else None
+            if old is not None and (self.has_name(old, target) or self.has_module(old, target)):
+                found.append((move, old))
+        return found[0] if len(found) == 1 else None
 
     def checked(self) -> str:
         """The releases checked, as a reader wants them: "1.7-1.10, 2.7-2.10"."""
@@ -326,22 +356,37 @@ def api_facts() -> Optional[ApiFacts]:
     signatures = _Signatures(data.get("signatures", {}), spans)
     moves_data = _load_json("releases/moves.json") or {"moves": []}
     moves = tuple(
-        Move(item["old"], item.get("new"), item["kind"], item.get("review", ""), item.get("source", ""))
+        Move(
+            item["old"],
+            item.get("new"),
+            item["kind"],
+            item.get("review", ""),
+            item.get("source", ""),
+            item.get("review_down", {}),
+        )
         for item in moves_data["moves"]
     )
     proofs = _load_json("releases/proofs.json") or {"pairs": []}
     proven: dict[tuple[str, str], str] = {}
     keywords: dict[tuple[str, str], frozenset[str]] = {}
+    ran_on: dict[tuple[str, str], set[str]] = {}
     for item in proofs["pairs"]:  # a pair with several cases is equal only when each is
         key = (item["old"], item["new"])
         if proven.get(key, "equal") == "equal":
             proven[key] = item["result"]
         if item["result"] == "equal":
             keywords[key] = keywords.get(key, frozenset()) | frozenset(item.get("keywords", ()))
+            ran_on.setdefault(key, set()).add(item.get("old_on", ""))
     releases = spans.versions
     labels = {Version.parse(release): label for release, label in data["releases"].items()}
+    by_label = {label: release for release, label in labels.items()}
+    proven_on = {
+        key: frozenset(by_label[label] for label in on if label in by_label) for key, on in ran_on.items()
+    }
     probes = {
         name: tuple((spans(spec), answer) for spec, answer in by_spec.items())
         for name, by_spec in data.get("probes", {}).items()
     }
-    return ApiFacts(releases, labels, modules, names, signatures, moves, proven, probes, keywords, foreign)
+    return ApiFacts(
+        releases, labels, modules, names, signatures, moves, proven, probes, keywords, foreign, proven_on
+    )

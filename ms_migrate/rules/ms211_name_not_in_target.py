@@ -55,6 +55,13 @@ resize = C.Resize((32, 32))
 """
 
 
+FIXED_DOWN = """\
+import mindspore.dataset.vision as vision
+
+resize = vision.c_transforms.Resize((32, 32))
+"""
+
+
 FIXED_MEMBERS = """\
 from mindspore import _checkparam as Validator
 
@@ -82,6 +89,13 @@ class NameNotInTarget(Rule):
     constants of `_checkparam`) gives way to the module under the same local name, where each
     member used is a proven pair. py_transforms is reported with the replacement named, never
     fixed.
+
+    Going down, a name the target does not have yet is written in the old spelling of its move
+    (1.7 has the unified dataset ops only in c_transforms: `vision.Resize` becomes
+    `vision.c_transforms.Resize`, `from mindspore.dataset.vision import Resize` imports from
+    `mindspore.dataset.vision.c_transforms`), where the pair's proof ran the old spelling on the
+    target's own release and each use binds alike. Compose, RandomApply and RandomChoice stay:
+    2.x's take Python functions, 1.7's c_transforms ones only C ops.
 
     A name that no release checked has is reported too, where the module it is asked of is one
     whose names the facts list whole (a package, or a namespace users import from) and that
@@ -116,6 +130,11 @@ class NameNotInTarget(Rule):
             Example(
                 "from mindspore._checkparam import Validator\n\nrate = Validator.check_positive_float(0.1)\n",
                 fixed=FIXED_MEMBERS,
+            ),
+            Example(
+                "import mindspore.dataset.vision as vision\n\nresize = vision.Resize((32, 32))\n",
+                "1.7",
+                fixed=FIXED_DOWN,
             ),
             Example(
                 "from mindspore.profiler.profiling import Profiler\n\nprofiler = Profiler(is_detail=True)\n"
@@ -537,8 +556,7 @@ class _Finder:
         else:
             where = f"first in {first} of the releases checked ({facts.checked()})"
         message = f"{subject} is not in MindSpore {target}: {where}"
-        move = facts.move_of(verdict.name)
-        new = move.replacement(verdict.name) if move is not None else None
+        move, new = self._respelling(verdict.name)
         if new is not None and not (facts.has_name(new, target) or facts.has_module(new, target)):
             new = None
         if new is not None and move is not None and move.kind == "members" and new == move.new:
@@ -557,36 +575,59 @@ class _Finder:
 
     # --- fixes: each returns the fix, or why there is none -------------------------------
 
+    def _going_back(self, written: str) -> bool:
+        """Whether ``written`` is newer than the target (a downgrade's): a newer release has it,
+        no older one does."""
+        target = self.missing.target
+        newer = self.facts.first_with(written, target) is not None
+        return newer and self.facts.last_with(written, target) is None
+
+    def _respelling(self, written: str) -> tuple[Optional[Move], Optional[str]]:
+        """The move that covers ``written`` and what the target spells it: the new spelling of an
+        old name, or going down, the old spelling of a new one."""
+        move = self.facts.move_of(written)
+        new = move.replacement(written) if move is not None else None
+        if new is None and self._going_back(written):
+            return self.facts.move_back(written, self.missing.target) or (move, None)
+        return move, new
+
     def _new_for(self, old: str) -> Union[tuple[Move, str], str]:
-        """The move of ``old`` and its new spelling, when the target has that spelling."""
-        move = self.facts.move_of(old)
-        new = move.replacement(old) if move is not None else None
+        """The move of ``old`` and its spelling on the target, when the target has that spelling."""
+        move, new = self._respelling(old)
         if move is None or new is None:
             return "no move declared"
         if move.review:
             return move.review
+        if old in move.review_down and self._going_back(old):
+            return move.review_down[old]
         target = self.missing.target
         if not (self.facts.has_name(new, target) or self.facts.has_module(new, target)):
             return f"MindSpore {target} has no {new} either"
         return move, new
 
     def _misfit(self, old: str, new: str, use: ast.AST) -> Optional[str]:
-        """Why one use of ``old`` may not be spelled ``new``; None when the pair is proven equal
-        and the use binds its arguments alike on both sides."""
+        """Why one use of ``old`` (as written) may not be spelled ``new``; None when the pair is
+        proven equal and the use binds its arguments alike on both sides. Going down, the pair is
+        the move's the other way round, and its proof must have run the old spelling on the
+        target's own release: 1.7's c_transforms is not 2.7's."""
         target = self.missing.target
-        proof = self.facts.proven.get((old, new))
+        back = self._going_back(old)
+        pair = (new, old) if back else (old, new)
+        proof = self.facts.proven.get(pair)
         if proof != "equal":
-            return f"{old} -> {new} is not proven ({proof or 'no proof case'})"
-        last = self.facts.last_with(old, target)
-        if last is None:
+            return f"{pair[0]} -> {pair[1]} is not proven ({proof or 'no proof case'})"
+        if back and not set(self.facts.around(target)) <= self.facts.proven_on.get(pair, frozenset()):
+            return f"{pair[0]} -> {pair[1]} is not proven on MindSpore {target}"
+        written_on = self.facts.first_with(old, target) if back else self.facts.last_with(old, target)
+        if written_on is None:
             return f"no release checked has {old}"
         standing = self.facts.around(target)[0]
         call = self._call_of(use)
         if call is None and not (self.facts.callable_somewhere(old) or self.facts.callable_somewhere(new)):
             return None  # a value on both sides (`Rel.EQ`, `_checkparam.EQ`): its proof says it all
-        through_kwargs = self.facts.proven_keywords.get((old, new), frozenset())
+        through_kwargs = self.facts.proven_keywords.get(pair, frozenset())
         why = binds_alike(
-            self.facts.signature(old, last), self.facts.signature(new, standing), call, through_kwargs
+            self.facts.signature(old, written_on), self.facts.signature(new, standing), call, through_kwargs
         )
         return None if why is None else f"line {use.lineno}: {why}"  # type: ignore[attr-defined]
 
@@ -709,6 +750,8 @@ class _Finder:
         if new_module == node.module:
             edit = self._edit(alias.lineno, alias.col_offset, alias.end_col_offset or 0, spelled)
             return self._fix([edit], verdict.name, new)
+        if new_module.startswith(f"{node.module}."):
+            return self._into_submodule_fix(node, new_module, verdict.name, new)
         if len(node.names) != 1 or node.lineno != node.end_lineno:
             return f"{new} lives in another module, and this statement imports other names too"
         edit = self._edit(
@@ -716,17 +759,42 @@ class _Finder:
         )
         return self._fix([edit], verdict.name, new)
 
+    def _into_submodule_fix(self, node: ast.ImportFrom, module: str, old: str, new: str) -> Fixed:
+        """`from M import a, b` -> `from M.sub import a, b`, where a name the statement imports
+        lives in M.sub on the target (`from mindspore.dataset.vision import Resize, Inter` on
+        1.7): each name must be there, and each use of it proven alike. Every name the target
+        lacks gets the same fix; the first applied settles them all."""
+        for alias in node.names:
+            if alias.name == "*":
+                return "a star import"
+            written, spelled = f"{node.module}.{alias.name}", f"{module}.{alias.name}"
+            if not self.facts.has_name(spelled, self.missing.target):
+                return f"MindSpore {self.missing.target} has no {spelled}"
+            if self.facts.has_name(written, self.missing.target) is False:
+                respelled = self._new_for(written)
+                if isinstance(respelled, str) or respelled[1] != spelled:
+                    return f"{written} does not move to {spelled}"
+            why = self._local_misfit(alias.asname or alias.name, written, spelled)
+            if why is not None:
+                return why
+        offsets = self._module_text(node)
+        if offsets is None:
+            return "the module is not on the statement's first line"
+        return self._fix([self._edit(node.lineno, *offsets, module)], old, new)
+
     def _chain_fix(self, node: ast.AST, verdict: _Verdict) -> Fixed:
         """`ms.ms_function` -> `ms.jit`: a moved name spelled through the same parent, when the
         new one lives in the module the chain's parent names."""
         found = self._new_for(verdict.name)
         if isinstance(found, str):
             return found
-        if verdict.kind != "name" or not isinstance(node, ast.Attribute):
+        if not isinstance(node, ast.Attribute):
             return "a module named through an attribute chain"
+        if verdict.kind == "module":
+            return self._chain_module_fix(node, verdict, found[1])
         _, new = found
-        new_module, _, new_name = new.rpartition(".")
-        if self.ctx.qualified_name(node.value) != new_module:
+        spelled = self._under(self.ctx.qualified_name(node.value), new)
+        if spelled is None or not self._reached(node.value):
             return f"{new} lives in another module than this chain's parent"
         why = self._misfit(verdict.name, new, node)
         if why is not None:
@@ -736,7 +804,49 @@ class _Finder:
             return "a chain over several lines"
         end = node.end_col_offset or 0
         start = end - len(node.attr.encode("utf-8"))
-        return self._fix([self._edit(line, start, end, new_name)], verdict.name, new)
+        return self._fix([self._edit(line, start, end, spelled)], verdict.name, new)
+
+    def _chain_module_fix(self, node: ast.Attribute, verdict: _Verdict, new: str) -> Fixed:
+        """`ds.vision.c_transforms.Resize` -> `ds.vision.Resize`: a moved module spelled as an
+        attribute of the module it moved into, and one of its names taken from it at once."""
+        use = self.ctx.parent_of(node)
+        if not isinstance(use, ast.Attribute) or use.value is not node:
+            return "a module named through an attribute chain"
+        if self.ctx.qualified_name(node.value) != new or not self._reached(node.value):
+            return f"{new} is not this chain's parent"
+        old_name, new_name = f"{verdict.name}.{use.attr}", f"{new}.{use.attr}"
+        if not self.facts.has_name(new_name, self.missing.target):
+            return f"MindSpore {self.missing.target} has no {new_name}"
+        why = self._misfit(old_name, new_name, use)
+        if why is not None:
+            return why
+        line = node.lineno
+        if node.value.end_lineno != line or node.end_lineno != line:
+            return "a chain over several lines"
+        edit = self._edit(line, node.value.end_col_offset or 0, node.end_col_offset or 0, "")
+        return self._fix([edit], verdict.name, new)
+
+    def _reached(self, chain: ast.expr) -> bool:
+        """Whether the target has what ``chain`` names as an attribute of a module (`ds.vision`,
+        `mindspore.dataset.vision`); a bare imported name is there by its import."""
+        if not isinstance(chain, ast.Attribute):
+            return True
+        qualified = self.ctx.qualified_name(chain)
+        return qualified is not None and self.facts.has_name(qualified, self.missing.target) is not False
+
+    def _under(self, parent: Optional[str], new: str) -> Optional[str]:
+        """``new`` as attributes of the module ``parent`` (`c_transforms.TypeCast` under
+        `mindspore.dataset.transforms` on 1.7), where each step is a name the target has there;
+        None where ``new`` does not lie under it."""
+        if parent is None or not new.startswith(parent + "."):
+            return None
+        steps = new[len(parent) + 1 :].split(".")
+        module = parent
+        for step in steps[:-1]:
+            module = f"{module}.{step}"
+            if not self.facts.has_name(module, self.missing.target):
+                return None
+        return ".".join(steps)
 
 
 def _binds(node: ast.AST, local: str) -> bool:
