@@ -333,6 +333,37 @@ def test_check_reports_modernisable_sites_and_writes_nothing(tmp_path: Path) -> 
     assert CliRunner().invoke(main, ["check", "-q", str(tmp_path)]).exit_code == 0
 
 
+NEWER_THAN_1_9 = """\
+import mindspore as ms
+
+
+@ms.jit
+def step(x):
+    return x
+
+
+ms.set_device("CPU")
+"""
+
+
+def test_check_at_an_older_target_reports_what_downgrade_fixes(tmp_path: Path) -> None:
+    """A pre-commit hook pinned to 1.9 must stop `@ms.jit` (2.0) and `ms.set_device` (2.7): check
+    reports what downgrade rewrites, as errors to fix with `downgrade`, not as modernisable.
+    It reported neither before (jit is MS303's, and set_device only as a name with no
+    replacement)."""
+    path = tmp_path / "new.py"
+    path.write_text(NEWER_THAN_1_9, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--target-version", "1.9", str(path)])
+    assert result.exit_code == 1
+    assert f"{path}:4:2: MS303 [*] mindspore.jit does not exist before MindSpore 2.0" in result.output
+    assert f"{path}:9:1: MS305 [*] mindspore.set_device is not in MindSpore 1.9" in result.output
+    assert "MS211" not in result.output and "modernisable:" not in result.output
+    assert "2 lint findings, 2 fixable [*] (1 checked; fix with `ms-migrate downgrade`)" in result.output
+    assert path.read_text(encoding="utf-8") == NEWER_THAN_1_9
+    # At a target that has both, nothing.
+    assert CliRunner().invoke(main, ["check", "--target-version", "2.10", str(path)]).exit_code == 0
+
+
 def test_findings_on_stdout_in_check_and_upgrade_the_diff_alone_under_dry_run(tmp_path: Path) -> None:
     path = tmp_path / "legacy.py"
     shutil.copy(FIXTURES / "cell_get_by_list.py", path)

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ms_migrate.application.config import Config
 from ms_migrate.application.runner import FileOutcome, migrate_source, rules_for, syntax_error_of
-from ms_migrate.core.engine import UPGRADE_KINDS
+from ms_migrate.core.engine import CHECK_KINDS
 from ms_migrate.diagnostics import Diagnostic
 from ms_migrate.facts.versions import Version
 from ms_migrate.files.sources import SourceFile
@@ -16,14 +16,21 @@ from ms_migrate.rules.base import Rule, all_rules
 
 
 def rewriters() -> frozenset[str]:
-    """The codes of the rules `upgrade` or `downgrade` rewrites with (not the lint rules)."""
+    """The codes of the rules `upgrade` rewrites with (not the lint rules, nor the downgrade
+    rules, whose findings are code the target cannot run)."""
     return _rewriters_of(all_rules())
 
 
+def downgraders() -> frozenset[str]:
+    """The codes of the rules `downgrade` rewrites with: what `check` finds of them is code newer
+    than its target, which `downgrade` fixes."""
+    return _rewriters_of(all_rules(), "downgrade")
+
+
 @cache
-def _rewriters_of(rules: tuple[Rule, ...]) -> frozenset[str]:
+def _rewriters_of(rules: tuple[Rule, ...], kind: str = "upgrade") -> frozenset[str]:
     # Asked once per finding: answered once per rule set (all_rules is one per rules path).
-    return frozenset(rule.code for rule in rules if rule.kind != "lint")
+    return frozenset(rule.code for rule in rules if rule.kind == kind)
 
 
 def as_reported(item: Diagnostic, rewritten: Optional[frozenset[str]] = None) -> Diagnostic:
@@ -36,9 +43,10 @@ def as_reported(item: Diagnostic, rewritten: Optional[frozenset[str]] = None) ->
 
 
 def check_source(source: SourceFile, target: Version, config: Config) -> FileOutcome:
-    """`check`'s run of one text (reporting mode): a MindSpore file that does not parse gets its
-    syntax error even where no rule would have parsed it."""
+    """`check`'s run of one text (reporting mode): what upgrade or downgrade would rewrite for the
+    target, and the lint findings. A MindSpore file that does not parse gets its syntax error even
+    where no rule would have parsed it."""
     broken = syntax_error_of(source)
     if broken is not None:
         return broken
-    return migrate_source(source, target, rules_for(source.path, config, UPGRADE_KINDS), config, fix=False)
+    return migrate_source(source, target, rules_for(source.path, config, CHECK_KINDS), config, fix=False)

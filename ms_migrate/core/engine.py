@@ -25,12 +25,23 @@ from ms_migrate.reasons import INTERNAL_ERROR
 from ms_migrate.rewrite.import_changes import addition_edits, removal_edits
 from ms_migrate.rules.base import Rule, all_rules
 
-__all__ = ["FileResult", "ParseFailure", "downgrade_text", "migrate_text", "rules_of_kind", "run_rules"]
+__all__ = [
+    "CHECK_KINDS",
+    "FileResult",
+    "ParseFailure",
+    "downgrade_text",
+    "migrate_text",
+    "rules_of_kind",
+    "run_rules",
+]
 
-# What `upgrade` (and `check`, which reports what upgrade would do) runs: the upgrade rules, and
-# the lint rules, whose exact fixes make code run on the target. `downgrade` swaps the first.
+# What `upgrade` runs: the upgrade rules, and the lint rules, whose exact fixes make code run on
+# the target. `downgrade` swaps the first. `check` reports what either would do: a downgrade
+# rule finds only what is newer than its target (`mindspore.jit` at 1.9), which no upgrade rule
+# rewrites, so the two never meet at one site.
 UPGRADE_KINDS = ("upgrade", "lint")
 DOWNGRADE_KINDS = ("downgrade", "lint")
+CHECK_KINDS = ("upgrade", "downgrade", "lint")
 
 
 @dataclass

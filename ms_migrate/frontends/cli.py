@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 import click
 
 from ms_migrate import __version__
-from ms_migrate.application.check import as_reported, rewriters
+from ms_migrate.application.check import as_reported, downgraders, rewriters
 from ms_migrate.application.config import Config, ConfigError, load_config
 from ms_migrate.application.explain import code_named, explanation
 from ms_migrate.application.listing import listed_sources
@@ -40,7 +40,7 @@ from ms_migrate.application.runner import (
 )
 from ms_migrate.application.target import TargetError, resolve_target
 from ms_migrate.core.codes import all_notes, all_reasons, registry
-from ms_migrate.core.engine import DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
+from ms_migrate.core.engine import CHECK_KINDS, DOWNGRADE_KINDS, UPGRADE_KINDS, FileResult
 from ms_migrate.diagnostics import Diagnostic, source_lines
 from ms_migrate.facts.versions import (
     Version,
@@ -992,7 +992,8 @@ def _landed(outcome: FileOutcome, dry_run: bool) -> bool:
 )
 def check(**options: Any) -> None:
     """Lint only; write nothing. Report what `upgrade` would modernise and what the lint rules
-    find (APIs missing on the target, keywords it does not take); [*] marks what `upgrade` fixes.
+    find (APIs missing on the target, keywords it does not take); [*] marks what `upgrade` fixes,
+    or for code newer than the target (`mindspore.jit` at 1.9), what `downgrade` fixes.
 
     Exit 1 when there is something to act on (the pre-commit hook's signal), 2 on errors.
     GradOperation is not deprecated, so MS101 sites are reported as modernisable, not as errors.
@@ -1074,11 +1075,12 @@ def _checked(request: CheckRequest, err: Stream) -> _Checked:
     # MS101 builds no rewrite (no libcst at all) and marks its converted sites as fixable.
     fix = request.fmt in ("json", "sarif")
     if stdin is not None:
-        outcomes: Iterator[FileOutcome] = iter([migrate_bytes(_read_stdin(), stdin, target, config)[0]])
+        outcome = migrate_bytes(_read_stdin(), stdin, target, config, CHECK_KINDS)[0]
+        outcomes: Iterator[FileOutcome] = iter([outcome])
     else:
         cache_dir = _cache_dir(request.no_cache, request.paths)
         options = {"cache_dir": cache_dir, "texts": False, "project_paths": every_file, "fix": fix}
-        outcomes = upgrade_files(files, target, False, request.jobs, config, **options)
+        outcomes = upgrade_files(files, target, False, request.jobs, config, CHECK_KINDS, **options)
     try:
         with _progress(err, len(files), request.quiet) as advance:
             for outcome in outcomes:
@@ -1113,6 +1115,7 @@ class _CheckCounts:
     fixable: int
     errors: int
     seen: int
+    downgradable: int = 0  # of the fixable, those `downgrade` fixes (code newer than the target)
 
     @classmethod
     def of(cls, records: list[Record], summary: Summary) -> _CheckCounts:
@@ -1126,6 +1129,9 @@ class _CheckCounts:
             fixable=sum(record.diagnostic.fixable for record in records),
             errors=summary.errors,
             seen=summary.files_seen,
+            downgradable=sum(
+                record.diagnostic.fixable and record.diagnostic.code in downgraders() for record in records
+            ),
         )
 
     def exit_code(self, exit_zero: bool) -> int:
@@ -1133,12 +1139,17 @@ class _CheckCounts:
             return EXIT_ERROR
         return EXIT_CHANGES if (self.modernisable or self.linted) and not exit_zero else EXIT_OK
 
+    def _fixed_by(self) -> str:
+        commands = ["upgrade"] if self.fixable > self.downgradable or not self.downgradable else []
+        commands += ["downgrade"] if self.downgradable else []
+        return " and ".join(f"`ms-migrate {command}`" for command in commands)
+
     def sentence(self, with_baseline: bool, in_baseline: int, stale: int) -> str:
         line = (
             f"{self.modernisable} modernisable site{'s' * (self.modernisable != 1)} "
             f"in {self.files_with} file{'s' * (self.files_with != 1)}, "
             f"{self.linted} lint finding{'s' * (self.linted != 1)}, {self.fixable} fixable [*] "
-            f"({self.seen} checked; fix with `ms-migrate upgrade`)"
+            f"({self.seen} checked; fix with {self._fixed_by()})"
         )
         if with_baseline:
             line += f"; {in_baseline} in the baseline, not shown"

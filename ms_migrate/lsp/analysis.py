@@ -170,7 +170,7 @@ class Analysis:
         )
 
     def downgrade_sites(self) -> list[Site]:
-        """The sites `downgrade` converts that `check` does not report (the downgrade rules')."""
+        """The sites the downgrade rules convert: each gets its own code action."""
         if self._downgraded is None:
             return []
         downgraders = {rule.code for rule in rules_of_kind(("downgrade",))}
