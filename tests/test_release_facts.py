@@ -366,3 +366,20 @@ def test_upgrade_takes_a_moved_module_named_through_its_new_parent_back() -> Non
     result = migrate_text(text, Version(2, 10))
     assert "ops = [ds.vision.Resize(8), vision.HWC2CHW()]\n" in result.text
     assert "C = vision.c_transforms\ndecode = vision.c_transforms.Decode(rgb=True)\n" in result.text
+
+
+def test_a_downgrade_leaves_a_vision_op_whose_input_may_be_a_pil_image() -> None:
+    """2.x's unified vision ops take PIL images too; 1.7's c_transforms ops only numpy arrays, and
+    each pair's proof ran on a numpy image: an op called at once on an input, or any in a file
+    that works with PIL images, is left with the reason."""
+    eager = (
+        "import mindspore.dataset.vision as vision\n\n\ndef invert(img):\n    return vision.Invert()(img)\n"
+    )
+    (finding,) = downgrade_text(eager, Version(1, 7)).diagnostics
+    assert finding.fix is None
+    assert finding.message.endswith("this op is called at once on an input (line 5))")
+    with_pil = "from PIL import Image\nimport mindspore.dataset.vision as vision\n\nops = [vision.Invert()]\n"
+    (finding,) = downgrade_text(with_pil, Version(1, 7)).diagnostics
+    assert finding.fix is None and finding.message.endswith("this file works with PIL images)")
+    pipeline = "import mindspore.dataset.vision as vision\n\nops = [vision.Invert()]\n"
+    assert downgrade_text(pipeline, Version(1, 7)).text.endswith("ops = [vision.c_transforms.Invert()]\n")

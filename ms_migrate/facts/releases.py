@@ -39,6 +39,8 @@ class Move:
     source: str
     # a name of the new side -> why a downgrade writes its old spelling for no use of it
     review_down: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # why a downgrade writes no old spelling where the input may be a PIL image ({where}: which)
+    review_down_pil: str = ""
 
     def replacement(self, old_name: str) -> Optional[str]:
         """The new spelling of ``old_name``: the move's own, or for a module move the same name
@@ -363,6 +365,7 @@ def api_facts() -> Optional[ApiFacts]:
             item.get("review", ""),
             item.get("source", ""),
             item.get("review_down", {}),
+            item.get("review_down_pil", ""),
         )
         for item in moves_data["moves"]
     )

@@ -95,7 +95,9 @@ class NameNotInTarget(Rule):
     `vision.c_transforms.Resize`, `from mindspore.dataset.vision import Resize` imports from
     `mindspore.dataset.vision.c_transforms`), where the pair's proof ran the old spelling on the
     target's own release and each use binds alike. Compose, RandomApply and RandomChoice stay:
-    2.x's take Python functions, 1.7's c_transforms ones only C ops.
+    2.x's take Python functions, 1.7's c_transforms ones only C ops. A vision op whose input may
+    be a PIL image stays too (one called at once on an input, any in a file that names PIL):
+    2.x's take them, 1.7's only numpy arrays, and the proofs ran on a numpy image.
 
     A name that no release checked has is reported too, where the module it is asked of is one
     whose names the facts list whole (a package, or a namespace users import from) and that
@@ -618,6 +620,10 @@ class _Finder:
             return f"{pair[0]} -> {pair[1]} is not proven ({proof or 'no proof case'})"
         if back and not set(self.facts.around(target)) <= self.facts.proven_on.get(pair, frozenset()):
             return f"{pair[0]} -> {pair[1]} is not proven on MindSpore {target}"
+        if back:
+            why = self._pil_misfit(old, use)
+            if why is not None:
+                return why
         written_on = self.facts.first_with(old, target) if back else self.facts.last_with(old, target)
         if written_on is None:
             return f"no release checked has {old}"
@@ -630,6 +636,23 @@ class _Finder:
             self.facts.signature(old, written_on), self.facts.signature(new, standing), call, through_kwargs
         )
         return None if why is None else f"line {use.lineno}: {why}"  # type: ignore[attr-defined]
+
+    def _pil_misfit(self, written: str, use: ast.AST) -> Optional[str]:
+        """Why ``use`` of a unified vision op may take a PIL image, which 1.7's c_transforms op
+        does not: the file names PIL (`from PIL import Image`, `vision.ToPIL()`, `to_pil=True`),
+        or the op is called at once on an input (`vision.Invert()(img)`), whose kind the proof,
+        run on a numpy image, does not cover. None where neither is so."""
+        moved = self.facts.move_back(written, self.missing.target)
+        review = moved[0].review_down_pil if moved is not None else ""
+        if not review:
+            return None
+        if _NAMES_PIL.search(self.ctx.text):
+            return review.format(where="file works with PIL images")
+        call = self._call_of(use)
+        applied = self.ctx.parent_of(call) if call is not None else None
+        if call is not None and isinstance(applied, ast.Call) and applied.func is call:
+            return review.format(where=f"op is called at once on an input (line {call.lineno})")
+        return None
 
     def _uses(self, local: str) -> Optional[list[ast.Name]]:
         """Every read of ``local`` in the file, or None when something else binds it too."""
@@ -847,6 +870,10 @@ class _Finder:
             if not self.facts.has_name(module, self.missing.target):
                 return None
         return ".".join(steps)
+
+
+# A file that works with PIL images: it imports PIL, or makes them with MindSpore's ops.
+_NAMES_PIL = re.compile(r"\bPIL\b|\bToPIL\b|\bto_pil\b")
 
 
 def _binds(node: ast.AST, local: str) -> bool:
