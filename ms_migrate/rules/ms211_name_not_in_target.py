@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Optional, Union
 
 from ms_migrate.analysis.names import dotted_name
@@ -646,13 +646,17 @@ class _Finder:
         review = moved[0].review_down_pil if moved is not None else ""
         if not review:
             return None
-        if _NAMES_PIL.search(self.ctx.text):
+        if self._names_pil:
             return review.format(where="file works with PIL images")
         call = self._call_of(use)
         applied = self.ctx.parent_of(call) if call is not None else None
         if call is not None and isinstance(applied, ast.Call) and applied.func is call:
             return review.format(where=f"op is called at once on an input (line {call.lineno})")
         return None
+
+    @cached_property
+    def _names_pil(self) -> bool:
+        return _NAMES_PIL.search(self.ctx.text) is not None
 
     def _uses(self, local: str) -> Optional[list[ast.Name]]:
         """Every read of ``local`` in the file, or None when something else binds it too."""
