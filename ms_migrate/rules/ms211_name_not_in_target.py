@@ -743,20 +743,7 @@ class _Finder:
             return found
         if verdict.kind != "module" or node.module != verdict.name:
             return "a module inside the one that moved"
-        _, new = found
-        for alias in node.names:
-            old_name, new_name = f"{verdict.name}.{alias.name}", f"{new}.{alias.name}"
-            if alias.name == "*":
-                return "a star import"
-            if not self.facts.has_name(new_name, self.missing.target):
-                return f"MindSpore {self.missing.target} has no {new_name}"
-            why = self._local_misfit(alias.asname or alias.name, old_name, new_name)
-            if why is not None:
-                return why
-        offsets = self._module_text(node)
-        if offsets is None:
-            return "the module is not on the statement's first line"
-        return self._fix([self._edit(node.lineno, *offsets, new)], verdict.name, new)
+        return self._respelled_statement(node, found[1], verdict.name, found[1])
 
     def _from_name_fix(self, node: ast.ImportFrom, alias: ast.alias, verdict: _Verdict) -> Fixed:
         """`from M import old [as x]` -> `from M import new as old` (the local name stays), or
@@ -778,7 +765,7 @@ class _Finder:
             edit = self._edit(alias.lineno, alias.col_offset, alias.end_col_offset or 0, spelled)
             return self._fix([edit], verdict.name, new)
         if new_module.startswith(f"{node.module}."):
-            return self._into_submodule_fix(node, new_module, verdict.name, new)
+            return self._respelled_statement(node, new_module, verdict.name, new)
         if len(node.names) != 1 or node.lineno != node.end_lineno:
             return f"{new} lives in another module, and this statement imports other names too"
         edit = self._edit(
@@ -786,11 +773,12 @@ class _Finder:
         )
         return self._fix([edit], verdict.name, new)
 
-    def _into_submodule_fix(self, node: ast.ImportFrom, module: str, old: str, new: str) -> Fixed:
-        """`from M import a, b` -> `from M.sub import a, b`, where a name the statement imports
-        lives in M.sub on the target (`from mindspore.dataset.vision import Resize, Inter` on
-        1.7): each name must be there, and each use of it proven alike. Every name the target
-        lacks gets the same fix; the first applied settles them all."""
+    def _respelled_statement(self, node: ast.ImportFrom, module: str, old: str, new: str) -> Fixed:
+        """`from M import a, b` -> `from N import a, b`: M moved to N, or going down, a name the
+        statement imports lives in N = M.sub on the target (`from mindspore.dataset.vision import
+        Resize, Inter` on 1.7). Each name must be in N, one the target lacks in M must move
+        there, and each use of it must be proven alike. Every name the target lacks gets the
+        same fix; the first applied settles them all."""
         for alias in node.names:
             if alias.name == "*":
                 return "a star import"
