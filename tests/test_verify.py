@@ -574,6 +574,26 @@ def test_a_file_changed_only_by_release_fixes_has_nothing_else_to_run(tmp_path: 
     assert "1 file changed" in output
 
 
+@pytest.mark.mindspore
+def test_a_downgrade_takes_its_release_fixes_as_proven_and_runs_the_rest_on_the_target(
+    tmp_path: Path,
+) -> None:
+    """Going down, the release fixes (1.7's c_transforms in a dataset function, set_context for
+    set_device and load_param_into_net's one result in `main`) are proven by pairs run on 1.7,
+    not by running their definitions, which have no harness: `downgrade --verify` runs the two
+    grad sites (BEFORE on 2.10, AFTER whole on the real 1.7) and writes. Before, `create_dataset`
+    and `main` could not run, and nothing was written."""
+    script = tmp_path / "function_steps.py"
+    shutil.copy(FIXTURES / "scripts" / "function_steps_1x.expected.py", script)
+    code, output = invoke("downgrade", "--verify", "--target-version", "1.7", str(script))
+    assert code == 0, output
+    assert "(MS211:33, MS305:73, MS221:86) proven by the release facts, applied to AFTER" in output
+    for site in ("train_step:52", "saliency:65"):
+        assert_equal_in_both_modes(output, f"{script}: {site}", "")
+    assert "create_dataset" not in output and "main:70" not in output
+    assert "C.c_transforms.TypeCast(ms.int32)" in script.read_text(encoding="utf-8")
+
+
 def assert_equal_in_both_modes(output: str, site: str, detail: str) -> None:
     """``site`` (`file.py: Class:line`) is `equal` in both modes, with ``detail`` under each row."""
     for mode in ("pynative", "graph"):

@@ -738,6 +738,29 @@ def _release_fixed(
     return before, after, after != outcome.after
 
 
+def _without_release_fixes(
+    outcome: FileOutcome, target: Version, config: Config, kinds: Sequence[str]
+) -> Optional[str]:
+    """A downgrade's AFTER less its release fixes, for telling the sites to run: a definition
+    that only they changed (1.7's `transforms.c_transforms.TypeCast` in a dataset function,
+    `set_context(device_target=...)` for `set_device` in `main`) is proven by the pairs the
+    release facts ran, as an upgrade's is; AFTER still runs whole on the target's runtime. None
+    for an upgrade, whose BEFORE takes the release fixes instead (``_release_fixed``)."""
+    if "downgrade" not in kinds:
+        return None
+    release = {rule.code for rule in _release_rules(kinds)}
+    if not any(item.code in release and item.fix is not None for item in outcome.diagnostics):
+        return None
+    rules = [rule for rule in rules_for(outcome.path, config, kinds) if rule.code not in release]
+    try:
+        result = run_rules(
+            outcome.before, target, rules, _project, outcome.path, written_for=config.written_for
+        )
+    except ParseFailure:
+        return None
+    return None if result.text == outcome.after else result.text
+
+
 def _release_rules(kinds: Sequence[str]) -> list[Rule]:
     return [rule for rule in rules_of_kind(kinds) if rule.release_fix]
 
@@ -811,25 +834,33 @@ def upgrade_files_verified(
         options = before_verify(options, [outcome.path for outcome in changed])
     # Importing a notebook as it is would run all of its cells (training loops included): verify
     # imports its definitions only.
-    items, baselines, whole, fixed_on = [], [], {}, []
+    items, baselines, whole, fixed_on, sites_after = [], [], {}, [], []
     for outcome in changed:
         baseline, after, on_both = _release_fixed(outcome, target, config, kinds)
         before = baseline.text
         fixed_on.append("BEFORE and AFTER" if on_both else "BEFORE")
+        unproven = _without_release_fixes(outcome, target, config, kinds)
         if outcome.path.suffix == ".ipynb":
             before, after = definitions_text(before), definitions_text(after)
+            unproven = definitions_text(unproven) if unproven is not None else None
             whole[outcome.path] = outcome.after
         items.append((outcome.path, before, after))
         baselines.append(baseline)
+        sites_after.append(unproven)
 
     def networks(path: Path, text: str) -> NetworkLookup:
         # A notebook's networks are built in the cells verify leaves out: they are read from all.
         return _known_networks(path, whole.get(path, text))
 
-    reports = verify_many(items, options, networks, _module_fixes(target, config, kinds))
-    for outcome, report, baseline, on in zip(changed, reports, baselines, fixed_on):
+    reports = verify_many(items, options, networks, _module_fixes(target, config, kinds), sites_after)
+    release = {rule.code for rule in _release_rules(kinds)}
+    for outcome, report, baseline, on, told in zip(changed, reports, baselines, fixed_on, sites_after):
         report.release_fixes = [f"{fixed.code}:{fixed.line}" for fixed in baseline.fixed]
         report.release_fixes_on = on
+        if told is not None:  # a downgrade's: AFTER holds them, and their sites alone were not run
+            fixed = [item for item in outcome.diagnostics if item.code in release and item.fix is not None]
+            report.release_fixes = [f"{item.code}:{item.line}" for item in fixed]
+            report.release_fixes_on = "AFTER"
         if baseline.fixed:
             back = _lines_back(baseline.text, outcome.before)
             for result in report.results:

@@ -53,8 +53,10 @@ class SetDeviceToSetContext(Rule):
     keys of `set_context` (https://www.mindspore.cn/docs/en/master/api_python/mindspore/mindspore.set_device.html);
     of the releases checked, 1.7 to 1.10 lack it ("module 'mindspore' has no attribute
     'set_device'"). The two spellings leave the same context (mode, device target, device id:
-    rules/releases/proofs.json, the pair MS210 splits `set_context` into when upgrading), so a
-    downgrade writes MS210's split backwards: `ms.set_device("Ascend", 1)` becomes
+    rules/releases/proofs.json, the pair MS210 splits `set_context` into when upgrading, with
+    set_context run on 2.9 and on the real 1.7-1.10), so a downgrade writes MS210's split
+    backwards, where the proof ran on the target's releases (a release fix: `downgrade --verify`
+    takes it as proven): `ms.set_device("Ascend", 1)` becomes
     `ms.set_context(device_target="Ascend", device_id=1)`, through the same module reference. A
     call in another form is left alone (MSR028).
     """
@@ -62,6 +64,7 @@ class SetDeviceToSetContext(Rule):
     code = "MS305"
     title = "set_device for a MindSpore without it is set_context(device_target=...)"
     kind = "downgrade"
+    release_fix = True
     severity = Severity.ERROR
     targets = VersionRange(high="2.7")
     prefilter = ("set_device",)
@@ -86,7 +89,11 @@ class SetDeviceToSetContext(Rule):
         facts = api_facts()
         if facts is None or facts.has_name(SET_DEVICE, ctx.target) is not False:
             return
-        proven = facts.proven.get((SET_CONTEXT[1], SET_DEVICE)) == "equal"
+        pair = (SET_CONTEXT[1], SET_DEVICE)
+        # The pair's proof ran set_context on the target's own releases (each of 1.7-1.10).
+        proven = facts.proven.get(pair) == "equal" and set(facts.around(ctx.target)) <= facts.proven_on.get(
+            pair, frozenset()
+        )
         lines = source_lines(ctx.text)
         message = (
             f"mindspore.set_device is not in MindSpore {ctx.target}: first in "

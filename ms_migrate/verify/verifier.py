@@ -34,6 +34,9 @@ class Pair:
     before_path: Path
     after_path: Path
     networks: Optional[NetworkLookup] = None  # what the run knows of the train steps' networks
+    # AFTER as the sites to run are told from, where it is not AFTER itself: a downgrade's AFTER
+    # less its release fixes, which their pairs prove (AFTER runs whole, on the target's runtime)
+    sites_after: Optional[str] = None
 
     @property
     def path(self) -> Path:
@@ -186,7 +189,8 @@ def verify_pairs(
         for index, pair in enumerate(pairs):
             try:
                 config = find_config(pair.before_path)
-                plans = differing_sites(pair.before, pair.after, pair.networks)
+                told_from = pair.after if pair.sites_after is None else pair.sites_after
+                plans = differing_sites(pair.before, told_from, pair.networks)
             except (ConfigError, SiteSearchError) as error:
                 planned.append((index, None, SitePlan("<module>", 0, "skip", problem=str(error))))
                 continue
@@ -260,14 +264,17 @@ def verify_many(
     options: VerifyOptions,
     networks: Optional[Callable[[Path, str], NetworkLookup]] = None,
     module_fixes: Optional[ModuleFixes] = None,
+    sites_after: Optional[Sequence[Optional[str]]] = None,
 ) -> list[VerificationReport]:
     """``(path, before_text, after_text)`` triples, as ``upgrade --verify`` produces them;
     ``networks(path, before_text)``: what the run knows of that file's train steps' networks;
-    ``module_fixes``: the release fixes of the project modules they import."""
+    ``module_fixes``: the release fixes of the project modules they import; ``sites_after``: for
+    each triple, the AFTER its sites are told from where it is not AFTER (``Pair.sites_after``)."""
+    told_from = list(sites_after) if sites_after is not None else [None] * len(items)
     return verify_pairs(
         [
-            Pair(before, after, path, path, networks(path, before) if networks is not None else None)
-            for path, before, after in items
+            Pair(before, after, path, path, networks(path, before) if networks is not None else None, told)
+            for (path, before, after), told in zip(items, told_from)
         ],
         options,
         module_fixes,
