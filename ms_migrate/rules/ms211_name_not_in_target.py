@@ -700,13 +700,18 @@ class _Finder:
             parent = self.ctx.parent_of(use)
             if not (isinstance(parent, ast.Attribute) and parent.value is use):
                 return f"line {use.lineno}: {local} is used as a value"
-            old, new = f"{old_module}.{parent.attr}", f"{new_module}.{parent.attr}"
-            if not self.facts.has_name(new, self.missing.target):
-                return f"line {use.lineno}: MindSpore {self.missing.target} has no {new}"
-            why = self._misfit(old, new, parent)
+            why = self._member_misfit(old_module, new_module, parent)
             if why is not None:
                 return why
         return None
+
+    def _member_misfit(self, old_module: str, new_module: str, use: ast.Attribute) -> Optional[str]:
+        """None when ``use`` (`<old_module>.name`) has its counterpart in ``new_module`` on the
+        target, proven to bind alike."""
+        old, new = f"{old_module}.{use.attr}", f"{new_module}.{use.attr}"
+        if not self.facts.has_name(new, self.missing.target):
+            return f"line {use.lineno}: MindSpore {self.missing.target} has no {new}"
+        return self._misfit(old, new, use)
 
     def _edit(self, line: int, start: int, end: int, text: str) -> Edit:
         return Edit((line, column(self.lines, line, start)), (line, column(self.lines, line, end)), text)
@@ -829,10 +834,7 @@ class _Finder:
             return "a module named through an attribute chain"
         if self.ctx.qualified_name(node.value) != new or not self._reached(node.value):
             return f"{new} is not this chain's parent"
-        old_name, new_name = f"{verdict.name}.{use.attr}", f"{new}.{use.attr}"
-        if not self.facts.has_name(new_name, self.missing.target):
-            return f"MindSpore {self.missing.target} has no {new_name}"
-        why = self._misfit(old_name, new_name, use)
+        why = self._member_misfit(verdict.name, new, use)
         if why is not None:
             return why
         line = node.lineno
