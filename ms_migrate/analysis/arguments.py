@@ -45,3 +45,12 @@ def bind(call: ast.Call, positional: Sequence[str], keyword_only: Collection[str
                 continue
         problem = problem or f"the keyword {keyword.arg or '**'}="
     return Bound(given, problem)
+
+
+def sets_flag(call: ast.Call, keyword: str) -> bool:
+    """Whether ``call`` passes ``keyword=`` with anything but a literal False (`sens_param=True`,
+    or a value not known until run time)."""
+    return any(
+        item.arg == keyword and not (isinstance(item.value, ast.Constant) and item.value.value is False)
+        for item in call.keywords
+    )

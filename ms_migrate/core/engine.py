@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -107,7 +107,16 @@ def run_rules(
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
         chosen = [item for item in diagnostics if item.fix in fixes]
-        return FileResult(text, _superseded_dropped(text, diagnostics, chosen, _first_stage(text, fixes)[0]))
+        edits, staged, _ = _first_stage(text, fixes)
+
+        def still() -> Optional[set[tuple[str, str]]]:
+            try:
+                again = _context(staged, target, path, project, fix, declined, written_for=written_for)
+                return _spans(staged, _collect(again, applicable))
+            except ParseFailure:
+                return None
+
+        return FileResult(text, _superseded_dropped(text, diagnostics, chosen, edits, still))
     if not fixes:
         return FileResult(text, diagnostics)
     new_text, stages = _applied(text, fixes)
@@ -118,9 +127,10 @@ def run_rules(
         new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined, written_for)
         fixed += _fixed_later(skipped, later)
     moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
-    problem = _validate(new_text, target, applicable, path, project, moved, written_for)
+    problem, after = _validate(new_text, target, applicable, path, project, moved, written_for)
     if problem is None:
-        return FileResult(new_text, _superseded_dropped(text, diagnostics, fixed, applied), fixed)
+        superseded = _superseded_dropped(text, diagnostics, fixed, applied, lambda: _spans(new_text, after))
+        return FileResult(new_text, superseded, fixed)
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
     notes = all_notes()
     kept = [
@@ -259,7 +269,11 @@ def _unsuppressed(context: FileContext, rule: Rule, diagnostics: list[Diagnostic
 
 
 def _superseded_dropped(
-    text: str, diagnostics: list[Diagnostic], fixed: list[Diagnostic], applied: Sequence[Edit]
+    text: str,
+    diagnostics: list[Diagnostic],
+    fixed: list[Diagnostic],
+    applied: Sequence[Edit],
+    still: Callable[[], Optional[Collection[tuple[str, str]]]] = lambda: None,
 ) -> list[Diagnostic]:
     """Without another rule's unfixed finding at the very place a fix was applied, or in text the
     fixes deleted (``applied``: their edits in ``text``, with the imports they left unused):
@@ -267,7 +281,10 @@ def _superseded_dropped(
     MS301 downgraded the call and its import went). A finding whose line a fix moved (deleted
     here, the whole line inserted there: MS101 moves a loss-scale line into the forward it builds)
     stays, as it does where the fix replaces the lines around it: the code is still in the fixed
-    text."""
+    text. A finding inside text another rule's fix replaced goes where the fixed text has no
+    finding of its rule on the same text (``still``: the code and text of each finding there, asked
+    for only then; None where not known): MS202's `sens_param=True` in the grad call MS302 made a
+    GradOperation, whose own `sens_param=True` MS202 does not report."""
     places = {(item.line, item.col): item.code for item in fixed}
     distinct = {id(item.fix): (item.fix, item.code) for item in fixed if item.fix is not None}
     owners = {edit: code for fix, code in distinct.values() for edit in fix.edits}
@@ -277,7 +294,13 @@ def _superseded_dropped(
         for edit in applied
         if not edit.replacement and edit.start < edit.end
     ]
+    replaced = [
+        (edit.start, edit.end, owners.get(edit, ""))
+        for edit in applied
+        if edit.replacement and edit.start < edit.end
+    ]
     kept_anyway = {**all_reasons(), **all_notes()}  # about the site, not the code that went
+    found_after: list[Optional[Collection[tuple[str, str]]]] = []
     lines: list[str] = []  # the text's lines, split only for a finding in deleted text
 
     def superseded(item: Diagnostic) -> bool:
@@ -286,13 +309,32 @@ def _superseded_dropped(
         if places.get((item.line, item.col), item.code) != item.code:
             return True
         where = (item.line, item.col)
-        if not any(start <= where < end and code != item.code for start, end, code in deleted):
+        if any(start <= where < end and code != item.code for start, end, code in deleted):
+            lines[:] = lines or source_lines(text)
+            moved = _line_of(lines, item.line)  # the whole line: a name alone is in many insertions
+            return not (moved and any(moved in edit.replacement for edit in applied))
+        if not any(start <= where and item.end <= end and code != item.code for start, end, code in replaced):
             return False
+        found_after[:] = found_after or [still()]
         lines[:] = lines or source_lines(text)
-        moved = _line_of(lines, item.line)  # the whole line: a name alone is in many insertions
-        return not (moved and any(moved in edit.replacement for edit in applied))
+        written = _text_between(lines, where, item.end)
+        return bool(written) and found_after[0] is not None and (item.code, written) not in found_after[0]
 
     return [item for item in diagnostics if not superseded(item)]
+
+
+def _spans(text: str, diagnostics: list[Diagnostic]) -> set[tuple[str, str]]:
+    """Each finding's code with the text it is about (one line's; "" across lines)."""
+    lines = source_lines(text)
+    return {(item.code, _text_between(lines, (item.line, item.col), item.end)) for item in diagnostics}
+
+
+def _text_between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text from ``start`` to ``end`` (lines from 1, columns from 0, in characters), on one
+    line; "" where they are not on one line of ``lines``."""
+    if start[0] != end[0] or not 1 <= start[0] <= len(lines):
+        return ""
+    return lines[start[0] - 1][start[1] : end[1]]
 
 
 def _line_of(lines: list[str], line: int) -> str:
@@ -423,18 +465,19 @@ def _validate(
     project: ProjectIndex,
     declined: frozenset[tuple[str, int]] = frozenset(),
     written_for: Optional[Version] = None,
-) -> Optional[str]:
+) -> tuple[Optional[str], list[Diagnostic]]:
+    """What is wrong with ``new_text`` (None: nothing), and its findings."""
     try:
         # The precheck parses and compiles it.
         context = _context(new_text, target, path, project, declined=declined, written_for=written_for)
     except ParseFailure as error:
-        return f"output does not compile: {error.message} (line {error.line})"
+        return f"output does not compile: {error.message} (line {error.line})", []
     applicable = [rule for rule in rules if rule.selected_for(new_text, target, written_for)]
     try:
         again = _collect(context, applicable)
     except ParseFailure as error:
-        return f"output does not parse: {error.message}"
+        return f"output does not parse: {error.message}", []
     remaining = [item for item in again if item.fix is not None]
     if remaining:
-        return f"output is not a fixed point: {len(remaining)} site(s) would change again"
-    return None
+        return f"output is not a fixed point: {len(remaining)} site(s) would change again", again
+    return None, again

@@ -32,11 +32,11 @@ REASONS = registry(
         "this value_and_grad / grad passes a keyword MindSpore 1.8-1.10's ops.* form does not take",
         "MindSpore 1.8 to 1.10 spell the functional API `mindspore.ops.value_and_grad(fn, "
         "grad_position, weights, has_aux)` and `mindspore.ops.grad(...)` with the same four "
-        "parameters. `sens_param=` (2.8) and `return_ids=` (2.0 / 2.3) have no spelling there, so "
-        "respelling the call would trade one error for another (TypeError at run time). The site "
-        "is left as it is; below 1.8, MS301 and MS302 write the GradOperation forms, which take "
-        "`sens_param=True`. For 1.8 to 1.10, write `ops.GradOperation(get_by_list=True, "
-        "sens_param=True)` by hand, or scale the loss inside the function.",
+        "parameters. `return_ids=` (2.0 / 2.3) has no spelling there, so respelling the call "
+        "would trade one error for another (TypeError at run time): the site is left as it is, "
+        "for a hand conversion. `sens_param=` (2.8) has none either, but GradOperation takes it: "
+        "MS301 and MS302 write the GradOperation forms for such a call, and where they cannot, "
+        "say why (MSR020, MSR021).",
     ),
 )
 
@@ -122,10 +122,11 @@ class FunctionalApiTooNew(Rule):
                 taken = set(parameters(name, ctx.target))
                 unknown = [item.arg for item in call.keywords if item.arg not in taken] if call else []
                 if has_ops and unknown:
-                    # mindspore.ops.grad would fail on the keyword instead: the site stays, for MS202.
+                    # mindspore.ops.grad would fail on the keyword instead: the site stays, for MS202;
+                    # with sens_param, for MS301 and MS302, which write GradOperation or say why not.
                     message += f"; `{unknown[0]}=` does not exist on {ctx.target} either (MS202), so it stays"
-                    detail = f"`{unknown[0]}=` on {ctx.target}"
-                    yield REASONS["MSR024"].at(node.lineno, detail)
+                    if set(unknown) != {"sens_param"}:
+                        yield REASONS["MSR024"].at(node.lineno, f"`{unknown[0]}=` on {ctx.target}")
                 elif has_ops:
                     base = ast.get_source_segment(ctx.text, node.value) or ""
                     edits = [_replace(lines, node, f"{base}.ops.{name}")]

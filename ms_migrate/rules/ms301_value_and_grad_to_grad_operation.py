@@ -1,5 +1,5 @@
 """MS301: `value_and_grad(fn, None, weights[, has_aux=True | sens_param=True])` for a MindSpore older
-than 1.8."""
+than 1.8, and with `sens_param=True` for one older than 2.8."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ms_migrate.analysis.arguments import bind
+from ms_migrate.analysis.arguments import bind, sets_flag
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     NameResolver,
@@ -24,6 +24,7 @@ from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import parameter_argument, written_as_several
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import Note, Reason, registry
 from ms_migrate.rewrite.import_changes import released_name
 from ms_migrate.rewrite.text_edits import column, generated_blocks, newline_of
@@ -220,19 +221,29 @@ class ValueAndGradToGradOperation(Rule):
     sens_param is left alone: 2.10 wants a sens for output 0 only in PYNATIVE and one per output in
     GRAPH mode (each raises in the other mode), so no single GradOperation form matches both.
     The functional API: https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.value_and_grad.html
+
+    From 1.8 to 2.7 value_and_grad exists but takes no `sens_param` (added in 2.8: TypeError
+    "got an unexpected keyword argument" before): a call that passes it gets the same Cells there,
+    the others are left to MS201 (1.8-1.10) or are already right. Proven as on 1.7, by running the
+    call on 2.10 and the Cells on the real 1.9 and 2.7, in both modes.
+    https://www.mindspore.cn/docs/en/r2.8/api_python/mindspore/mindspore.value_and_grad.html
     """
 
     code = "MS301"
-    title = "value_and_grad for MindSpore before 1.8 becomes GradOperation in a Cell"
+    title = "value_and_grad before MindSpore 1.8 (with sens_param: 2.8) becomes GradOperation in a Cell"
     kind = "downgrade"
     severity = Severity.ERROR
-    targets = VersionRange(high="1.8")
+    targets = VersionRange(high="2.8")
     prefilter = ("value_and_grad",)
     reasons = REASONS
     notes = NOTES
     examples = Examples(
         valid=(Example("import mindspore as ms\ngrad = ms.ops.GradOperation(get_by_list=True)\n", "1.7"),),
-        invalid=(Example(BEFORE, "1.7", fixed=FIXED_1), Example(BEFORE_SENS, "1.7", fixed=FIXED_2)),
+        invalid=(
+            Example(BEFORE, "1.7", fixed=FIXED_1),
+            Example(BEFORE_SENS, "1.7", fixed=FIXED_2),
+            Example(BEFORE_SENS, "2.7", fixed=FIXED_2),
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
@@ -268,8 +279,11 @@ class ValueAndGradToGradOperation(Rule):
                 unused=released_name(call.func),
             )
             aux = ", has_aux=True" if site.has_aux else ", sens_param=True" if site.sens else ""
+            missing = "does not exist before MindSpore 1.8"
+            if ctx.target >= SINCE_1_8:
+                missing = "takes no sens_param before MindSpore 2.8"
             message = (
-                f"value_and_grad does not exist before MindSpore 1.8 (target {ctx.target}): "
+                f"value_and_grad {missing} (target {ctx.target}): "
                 f"value_and_grad({ast.unparse(site.fn)}, None, weights{aux}) -> GradOperation in a Cell "
                 "that runs the forward once"
             )
@@ -285,9 +299,18 @@ _PARAMETER_REFUSED = (
 )
 
 
+SINCE_1_8 = Version(1, 8)
+
+
 def _value_and_grad_calls(ctx: FileContext) -> Iterator[ast.Call]:
+    """The calls to convert: every one before 1.8; from 1.8, where value_and_grad is there, only
+    those that pass the `sens_param` it does not take yet."""
     for node in ctx.nodes:
-        if isinstance(node, ast.Call) and ctx.qualified_name(node.func) in VALUE_AND_GRAD:
+        if (
+            isinstance(node, ast.Call)
+            and ctx.qualified_name(node.func) in VALUE_AND_GRAD
+            and (ctx.target < SINCE_1_8 or sets_flag(node, "sens_param"))
+        ):
             yield node
 
 

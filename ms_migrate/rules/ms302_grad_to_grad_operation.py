@@ -1,4 +1,5 @@
-"""MS302: `grad(fn[, grad_position][, weights][, has_aux][, sens_param])` for a MindSpore older than 1.8."""
+"""MS302: `grad(fn[, grad_position][, weights][, has_aux][, sens_param])` for a MindSpore older than
+1.8, and `grad(..., sens_param=True)` for one older than 2.8."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ms_migrate.analysis.arguments import STARRED, bind
+from ms_migrate.analysis.arguments import STARRED, bind, sets_flag
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     ModuleReference,
@@ -26,6 +27,7 @@ from ms_migrate.analysis.walk import walk
 from ms_migrate.analysis.weights import known_parameter_tuple, parameter_argument, written_as_parameter_tuple
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.facts.versions import Version
 from ms_migrate.reasons import Reason, registry
 from ms_migrate.rewrite.cell_init import after_super_init, free_attribute, own_init, super_init
 from ms_migrate.rewrite.import_changes import released_name
@@ -79,6 +81,9 @@ _NESTED_REFUSED = (
     "a gradient of a gradient (`grad(grad(f))`): the sites are nested, and each one's GradOperation "
     "would be written over the other's; converted by hand, they are one GradOperation applied to another"
 )
+
+
+SINCE_1_8 = Version(1, 8)
 
 
 def _nested(calls: list[ast.Call]) -> set[ast.Call]:
@@ -186,13 +191,20 @@ class GradToGradOperation(Rule):
     runs such a function compiled in its GRAPH rows). Where mindspore has no module-level name
     above that statement, the GradOperation is built in place, as before.
     https://www.mindspore.cn/docs/en/r1.8/api_python/ops/mindspore.ops.grad.html
+
+    From 1.8 to 2.7 grad exists but takes no `sens_param` (added in 2.8: TypeError "got an
+    unexpected keyword argument" before), and GradOperation, which every release has, does: a
+    grad that passes `sens_param=True` gets the same GradOperation form there, and the others are
+    left to MS201 (1.8-1.10) or are already right. Proven as on 1.7, by running the call on 2.10
+    and the GradOperation on the real 1.9 and 2.7, in both modes.
+    https://www.mindspore.cn/docs/en/r2.8/api_python/mindspore/mindspore.grad.html
     """
 
     code = "MS302"
-    title = "grad for MindSpore before 1.8 becomes the GradOperation that returns the same"
+    title = "grad before MindSpore 1.8 (with sens_param: 2.8) becomes the GradOperation that returns the same"
     kind = "downgrade"
     severity = Severity.ERROR
-    targets = VersionRange(high="1.8")
+    targets = VersionRange(high="2.8")
     prefilter = ("grad",)
     reasons = REASONS
     examples = Examples(
@@ -217,6 +229,13 @@ class GradToGradOperation(Rule):
                 "1.7",
                 fixed=FIXED_3,
             ),
+            Example(
+                "import mindspore as ms\n\n\ndef step(net, weights, x, scale):\n"
+                "    sens = ms.ops.fill(ms.float32, (), scale)\n"
+                "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n",
+                "2.7",
+                fixed=FIXED_3,
+            ),
         ),
     )
 
@@ -233,6 +252,8 @@ class GradToGradOperation(Rule):
         hoists: dict[int, _Hoisted] = {}  # by class: the GradOperations made in its __init__
         new_import: Optional[str] = None
         calls = list(ctx.calls_to(GRAD))
+        if ctx.target >= SINCE_1_8:  # grad is there: only what it does not take yet is converted
+            calls = [call for call in calls if sets_flag(call, "sens_param")]
         nested = _nested(calls)
         for call in calls:
             if ctx.suppressed(self.code, call.func.lineno):
@@ -333,11 +354,11 @@ class GradToGradOperation(Rule):
             imports = (new_import,) if new_import is not None else ()
             description = "the GradOperation that returns the same structure"
             fix = Fix(tuple(edits), "exact", description, imports=imports, unused=unused)
+            missing = "does not exist before MindSpore 1.8"
+            if ctx.target >= SINCE_1_8:
+                missing = "takes no sens_param before MindSpore 2.8"
             for call in converted:
-                message = (
-                    f"grad does not exist before MindSpore 1.8 (target {ctx.target}): "
-                    f"{ast.unparse(call)} -> GradOperation"
-                )
+                message = f"grad {missing} (target {ctx.target}): {ast.unparse(call)} -> GradOperation"
                 found.append(self.diagnostic(call.func, message, fix))
         yield from sorted(found, key=lambda item: (item.line, item.col))
 
