@@ -66,6 +66,32 @@ def test_an_unpinned_mindspore_still_leaves_downgrade_asking_for_a_target(tmp_pa
 
 
 @pytest.mark.parametrize(
+    ("pin", "target", "said"),
+    [
+        (
+            "mindspore==2.10.0\n",
+            "2.11",
+            "target 2.11 is above MindSpore 2.10, the lowest version the project allows",
+        ),
+        ("", "3.0", "target 3.0 is newer than the newest version ms-migrate knows (2.11)"),
+    ],
+    ids=["above-the-pin", "above-every-release"],
+)
+def test_a_downgrade_to_a_newer_release_is_refused_and_writes_nothing(
+    tmp_path: Path, pin: str, target: str, said: str
+) -> None:
+    """`downgrade --target-version 3.0` of a 2.10 project rewrote its c_transforms import, as an
+    upgrade would: a downgrade goes down, and the message names the command that goes up."""
+    step = _project(tmp_path, {"requirements.txt": pin} if pin else {})
+    step.write_text("import mindspore.dataset.vision.c_transforms as CV\n\nresize = CV.Resize(8)\n")
+    before = step.read_bytes()
+    code, output = _run("downgrade", "--target-version", target, str(step))
+    assert code == 2 and step.read_bytes() == before
+    assert f"downgrade goes to an older release: {said}" in output
+    assert f"run `ms-migrate upgrade --target-version {target}`" in output
+
+
+@pytest.mark.parametrize(
     ("pin", "expected"),
     [
         ("mindspore==2.3.0rc1", "2.3"),

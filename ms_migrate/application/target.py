@@ -46,6 +46,8 @@ def resolve_target(
     Returns the version, how it was found (for --format json and SARIF), and the written-for release.
     """
     detected: Optional[DetectedTarget] = detect_target(paths[0] if paths else Path.cwd())
+    if explicit is not None and needs_target:
+        _check_downgrade_target(explicit, detected)
     if explicit is not None:
         if detected is not None and detected.version is not None and explicit > detected.version:
             err.print(
@@ -74,6 +76,24 @@ def resolve_target(
     if written_for is None and detected is not None and detected.version not in (None, target):
         written_for = detected.version
     return target, source, written_for
+
+
+def _check_downgrade_target(target: Version, detected: Optional[DetectedTarget]) -> None:
+    """A downgrade goes to an older release: to one above the project's pin, or newer than any
+    release known, it would apply the upgrade's release fixes under another name (`downgrade
+    --target-version 3.0` rewrote a 2.10 project's imports), so it is refused, naming the command
+    that writes for a newer release."""
+    upgrade = f"to write for a newer release, run `ms-migrate upgrade --target-version {target}`"
+    if detected is not None and detected.version is not None and target > detected.version:
+        raise TargetError(
+            f"downgrade goes to an older release: target {target} is above MindSpore {detected.version}, "
+            f"the lowest version the project allows ({detected.source}); {upgrade}"
+        )
+    if target > newest_known():
+        raise TargetError(
+            f"downgrade goes to an older release: target {target} is newer than the newest version "
+            f"ms-migrate knows ({newest_known()}); {upgrade}"
+        )
 
 
 def _default(detected: Optional[DetectedTarget], needs_target: bool, err: Stream) -> tuple[Version, str]:
