@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests import script_runs
 from tests.fixture_cases import FIXTURES, FixtureCase, fixture_cases
 
 RUNNABLE = [case for case in fixture_cases() if case.runnable]
@@ -26,25 +27,24 @@ def run_fixture(script: Path, mode: str, workdir: Path, ms_function_as_jit: bool
     """The JSON numbers ``script`` prints. ``ms_function_as_jit``: a downgrade's output may spell
     jit `ms_function` (MS303), which 2.10 lacks; _harness then makes it 2.10's jit, so the body
     the downgrade wrote runs here (ms_function's own 1.x behaviour is not what is compared)."""
-    env = {
-        **os.environ,
+    chosen = {
         "MS_MIGRATE_MODE": mode,
         **({"MS_MIGRATE_MS_FUNCTION_AS_JIT": "1"} if ms_function_as_jit else {}),
         "PYTHONPATH": str(FIXTURES),
         "GLOG_v": "3",  # MindSpore's C++ logger: errors only
     }
-    completed = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert completed.returncode == 0, f"{script.name} ({mode}) failed:\n{completed.stderr[-3000:]}"
-    json_lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    assert json_lines, f"{script.name} printed no numbers:\n{completed.stdout[-2000:]}"
-    return json.loads(json_lines[-1])
+    command = [sys.executable, str(script)]
+
+    def run() -> dict:
+        completed = subprocess.run(
+            command, cwd=workdir, env={**os.environ, **chosen}, capture_output=True, text=True, timeout=600
+        )
+        assert completed.returncode == 0, f"{script.name} ({mode}) failed:\n{completed.stderr[-3000:]}"
+        json_lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+        assert json_lines, f"{script.name} printed no numbers:\n{completed.stdout[-2000:]}"
+        return json.loads(json_lines[-1])
+
+    return script_runs.once(command, chosen, script, workdir, run)
 
 
 def flatten(value) -> list[float]:

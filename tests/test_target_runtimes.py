@@ -24,6 +24,7 @@ import pytest
 
 from ms_migrate import runtimes
 from ms_migrate.facts.versions import Version
+from tests import script_runs
 from tests.fixture_cases import FIXTURES, FixtureCase, fixture_cases
 from tests.test_equivalence import flatten, structure
 
@@ -70,22 +71,25 @@ def run_on(
     portable: bool,
     mode_variable: str = "MS_MIGRATE_MODE",
 ) -> dict:
-    env = {
-        **os.environ,
+    chosen = {
         mode_variable: mode,
         "PYTHONPATH": os.pathsep.join([str(FIXTURES), str(REPOSITORY)]),
         "GLOG_v": "3",
         **({"MS_MIGRATE_PORTABLE": "1"} if portable else {}),
     }
+    env = {**os.environ, **chosen}
     env.pop("MS_MIGRATE_MS_FUNCTION_AS_JIT", None)  # the real release runs the real spelling
-    completed = subprocess.run(
-        [runtime.python, str(script)], cwd=workdir, env=env, capture_output=True, text=True, timeout=900
-    )
-    if completed.returncode != 0:
-        raise RunFailed(f"{script.name} ({mode}) failed on {runtime.label}:\n{completed.stderr[-3000:]}")
-    json_lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    assert json_lines, f"{script.name} printed no numbers on {runtime.label}:\n{completed.stdout[-2000:]}"
-    return json.loads(json_lines[-1])
+    command = [runtime.python, str(script)]
+
+    def run() -> dict:
+        completed = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+        if completed.returncode != 0:
+            raise RunFailed(f"{script.name} ({mode}) failed on {runtime.label}:\n{completed.stderr[-3000:]}")
+        json_lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+        assert json_lines, f"{script.name} printed no numbers on {runtime.label}:\n{completed.stdout[-2000:]}"
+        return json.loads(json_lines[-1])
+
+    return script_runs.once(command, chosen, script, workdir, run)
 
 
 def _leaves(value: object, path: str = "") -> list[tuple[str, list[float]]]:
