@@ -78,6 +78,23 @@ def test_without_a_pin_the_release_the_code_is_written_for_is_unknown(project: P
     assert codes["MS220"] == codes["MS221"] == 1  # these read only the target
 
 
+def test_without_a_pin_the_run_says_what_it_does_not_report_and_how_to_have_it(project: Path) -> None:
+    """A 1.x script upgraded with no pin got 2.x's BatchNorm update and default mode without a
+    word: the run now says which rules stay silent, and --from-version makes them speak."""
+    silent = _run(project, "check", "--no-cache", "-q", "--target-version", "2.10", "probe.py")
+    assert "note: no pin or --from-version says which MindSpore the code was written for" in silent.stderr
+    assert "(MS222, MS223, MS224) are not reported; pass --from-version X.Y" in silent.stderr
+    told = _run(
+        project, "check", "--no-cache", "--from-version", "1.10", "--target-version", "2.10", "probe.py"
+    )
+    assert "code written for MindSpore 1.10: changes of meaning since are reported" in told.stderr
+    assert "note: no pin" not in told.stderr
+    assert all(f"{code} " in told.stdout for code in ("MS222", "MS223", "MS224"))
+    (project / "requirements.txt").write_text("mindspore==2.10\n")  # written for the target
+    pinned = _run(project, "check", "--no-cache", "--target-version", "2.10", "probe.py")
+    assert "note: no pin" not in pinned.stderr
+
+
 def test_from_version_says_it_where_no_pin_does(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.ms-migrate]\nfrom-version = "1.9"\n')
     codes = _codes(project)

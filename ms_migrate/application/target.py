@@ -75,7 +75,24 @@ def resolve_target(
     written_for = from_version
     if written_for is None and detected is not None and detected.version not in (None, target):
         written_for = detected.version
+    if written_for is None and (detected is None or detected.version is None):
+        _say_meaning_unmeasured(err)
     return target, source, written_for
+
+
+def _say_meaning_unmeasured(err: Stream) -> None:
+    """Nothing says which release the code was written for: the rules for a change of meaning
+    (a default, an update rule that differs between 1.x and 2.x) have nothing to measure from,
+    and are silent. Said once, so that a 1.x script upgraded without a pin is not silently
+    given 2.x's meanings."""
+    from ms_migrate.rules.base import all_rules
+
+    codes = ", ".join(sorted(rule.code for rule in all_rules() if rule.compares_releases))
+    err.print(
+        "note: no pin or --from-version says which MindSpore the code was written for, so the "
+        f"changes of meaning since then ({codes}) are not reported; pass --from-version X.Y "
+        "(1.10 for 1.x code)"
+    )
 
 
 def _check_downgrade_target(target: Version, detected: Optional[DetectedTarget]) -> None:

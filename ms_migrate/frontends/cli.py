@@ -172,7 +172,12 @@ def _settled_target(
     for. Even with -q the choice is said: the target decides what is written."""
     try:
         target, source, written_for = resolve_target(
-            request.target_version or config.target_version, paths, err, needs, reads_only, config.written_for
+            request.target_version or config.target_version,
+            paths,
+            err,
+            needs,
+            reads_only,
+            request.from_version or config.written_for,
         )
     except TargetError as error:
         raise click.UsageError(str(error)) from None
@@ -328,6 +333,14 @@ def _run_options(
                 callback=_parse_version,
                 metavar="X.Y",
                 help=TARGET_HELP.format(default or default_target()),
+            ),
+            click.option(
+                "--from-version",
+                callback=_parse_version,
+                metavar="X.Y",
+                help="MindSpore version the code was written for, from which the changes of meaning "
+                "are reported (default: `from-version` in [tool.ms-migrate], else the lowest the pins "
+                "allow where the target is another).",
             ),
             *_FILE_OPTIONS,
             click.option("-q", "--quiet", is_flag=True, help=quiet_help),
@@ -504,6 +517,7 @@ class RunRequest:
 
     paths: tuple[Path, ...]
     target_version: Optional[Version] = None
+    from_version: Optional[Version] = None
     exclude: tuple[str, ...] = ()
     jobs: int = 0
     no_cache: bool = False
