@@ -303,3 +303,32 @@ def test_a_suppression_comment_takes_codes_and_their_prefixes(comment: str, supp
     source = f"import mindspore.nn as nn\n\nnet = nn.Momentum  {comment}\n"
     codes = [item.code for item in migrate_text(source, Version(2, 10)).diagnostics]
     assert ("MS210" not in codes) is suppressed, codes
+
+
+SENS_GRAD = (
+    "import mindspore as ms\n\n\n"
+    "def step(net, weights, x, sens):\n"
+    "    return ms.grad(net, None, weights, sens_param=True)(x, sens)\n\n\n"
+    "def other(net, x, sens):\n"
+    "    return ms.ops.GradOperation(sens_param=True)(net)(x, sens)\n"
+)
+
+
+@pytest.mark.parametrize("fix", [True, False], ids=["downgrade", "check"])
+def test_a_finding_in_text_another_rule_rewrote_goes_only_where_the_rewrite_no_longer_has_it(
+    fix: bool,
+) -> None:
+    """MS202's `sens_param=` (1.9's grad takes none) sat in the call MS302 made a GradOperation,
+    and was still reported after the downgrade; the GradOperation's own `sens_param=True`, in
+    code no fix touched, is no finding of MS202, and a finding the fixed text still has stays."""
+    from ms_migrate.core.engine import DOWNGRADE_KINDS
+
+    result = run_rules(SENS_GRAD, Version(1, 9), rules_of_kind(DOWNGRADE_KINDS), fix=fix)
+    codes = [item.code for item in result.diagnostics]
+    assert "MS302" in codes and "MS202" not in codes, codes
+    if fix:
+        assert "GradOperation(get_by_list=True, sens_param=True)" in result.text
+    # Where MS302 does not convert (a literal it cannot read), the TypeError is still reported.
+    kept = SENS_GRAD.replace("sens_param=True)(x, sens)", "sens_param=flag)(x, sens)", 1)
+    codes = [item.code for item in run_rules(kept, Version(1, 9), rules_of_kind(DOWNGRADE_KINDS)).diagnostics]
+    assert "MS202" in codes, codes
