@@ -196,7 +196,10 @@ class GradToGradOperation(Rule):
     unexpected keyword argument" before), and GradOperation, which every release has, does: a
     grad that passes `sens_param=True` gets the same GradOperation form there, and the others are
     left to MS201 (1.8-1.10) or are already right. Proven as on 1.7, by running the call on 2.10
-    and the GradOperation on the real 1.9 and 2.7, in both modes.
+    and the GradOperation on the real 1.9 and 2.7, in both modes. From 1.10 a list of weights is
+    what GradOperation differentiates, as a ParameterTuple is (measured on 1.10.0, 2.7.2 and 2.10.0
+    in both modes; 1.7-1.9 in PYNATIVE mode take every Parameter the function uses), so a grad in
+    `construct` whose weights are `trainable_params()` gets its GradOperation in `__init__` there.
     https://www.mindspore.cn/docs/en/r2.8/api_python/mindspore/mindspore.grad.html
     """
 
@@ -273,7 +276,7 @@ class GradToGradOperation(Rule):
             compiled = _compiled_scope(parents, call)
             hoisted: Optional[_Hoisted] = None
             if form is not None and compiled:
-                place = _hoisted(parents, call, arguments, hoists)
+                place = _hoisted(parents, call, arguments, hoists, ctx.target >= LISTS_ARE_WEIGHTS)
                 if isinstance(place, str):
                     refusal = _COMPILED_REFUSED.format(compiled, place)
                     found.append(REASONS["MSR021"].at(call.lineno, refusal))
@@ -404,8 +407,8 @@ _PARAMETER_REFUSED = (
 )
 
 _COMPILED_REFUSED = (
-    "inside `{}`, which GRAPH mode compiles: MindSpore 1.7 cannot compile a GradOperation built "
-    "there (measured on 1.7.0), and it cannot go into `__init__` here: {}"
+    "inside `{}`, which GRAPH mode compiles: the GradOperation is made once in `__init__` (1.7 "
+    "cannot compile one built there, measured on 1.7.0), which cannot be done here: {}"
 )
 
 
@@ -430,8 +433,19 @@ class _Hoisted:
         return after_super_init(lines, self.super_call, self.made, newline)
 
 
+# From 1.10, GradOperation(get_by_list=True) given a list of weights returns their gradients, as
+# given a ParameterTuple (measured on 1.10.0, 2.7.2 and 2.10.0, in both modes, with a BatchNorm
+# network and a Parameter left out of the list); 1.7, 1.8 and 1.9 in PYNATIVE mode return one for
+# every Parameter the function uses.
+LISTS_ARE_WEIGHTS = Version(1, 10)
+
+
 def _hoisted(
-    parents: dict[ast.AST, ast.AST], call: ast.Call, arguments: _Arguments, hoists: dict[int, _Hoisted]
+    parents: dict[ast.AST, ast.AST],
+    call: ast.Call,
+    arguments: _Arguments,
+    hoists: dict[int, _Hoisted],
+    lists_are_weights: bool,
 ) -> Union[_Hoisted, str]:
     """Where a GradOperation applied in `construct` can be made instead, or why nowhere."""
     construct = next(
@@ -445,8 +459,13 @@ def _hoisted(
     if init is None or super_call is None:
         return "the class has no __init__ calling super().__init__() as a statement of its own"
     weights = arguments.weights
-    if weights is not None and not known_parameter_tuple(construct, init, weights):  # type: ignore[arg-type]
-        return "the weights are not known to be a ParameterTuple (1.7 given a list differentiates them all)"
+    if (
+        weights is not None and not lists_are_weights and not known_parameter_tuple(construct, init, weights)  # type: ignore[arg-type]
+    ):
+        return (
+            "the weights are not known to be a ParameterTuple (before 1.10, given a list, "
+            "GradOperation differentiates every Parameter the function uses)"
+        )
     return hoists.setdefault(id(class_def), _Hoisted(class_def, super_call))
 
 
