@@ -163,18 +163,22 @@ def test_a_name_newer_than_a_downgrade_target_is_an_error() -> None:
     assert message.startswith("module `mindspore.mint` is not in MindSpore 1.10: first in 2.7")
 
 
-def test_a_module_a_newer_release_renamed_is_named_by_its_old_spelling_going_down() -> None:
+def test_a_module_a_newer_release_renamed_goes_back_to_its_old_spelling_going_down() -> None:
     """`upgrade` to 2.10 respells `mindspore.common.api` as 2.9's `mindspore.graph.api` (MS210, the
-    old module deprecated there); a downgrade to 2.7 of that said "MindSpore names no replacement".
-    It names the old module, from the deprecation catalogue, and writes nothing without a proof."""
-    text = "from mindspore.graph.api import jit\nimport mindspore.graph.jit_config as jc\n"
+    old module a redirect there); a downgrade to 2.7 of that said "MindSpore names no replacement".
+    The renames come from the deprecation catalogue; a name is written back where its pair's proof
+    ran the old spelling on the target (jit, on 2.7 and 2.8), and named without a fix elsewhere."""
+    text = (
+        "from mindspore.graph.api import jit\nfrom mindspore.graph.mutable import mutable\n\n"
+        "step = jit(f)\nm = mutable(x)\n"
+    )
     result = downgrade_text(text, Version(2, 7))
-    assert result.text == text
+    assert result.text.splitlines()[0] == "from mindspore.common.api import jit"
     messages = [item.message for item in result.diagnostics if item.code == "MS211"]
     assert len(messages) == 2 and all("names no replacement" not in message for message in messages)
-    assert "it is 2.9's new name for `mindspore.common.api`, deprecated there" in messages[0]
-    assert "use `mindspore.common.jit_config` (not fixed: no proof of the pair on 2.7)" in messages[1]
-    # Upgrading, the old spelling is what MS210 respells; MS211 has nothing to say of it.
+    assert "use `mindspore.common.mutable` instead (not fixed: " in messages[1]
+    assert "is not proven (no proof case)" in messages[1]
+    # Upgrading, the old spelling is MS210's to respell; MS211 has nothing to say of it.
     upgraded = migrate_text("from mindspore.common.api import jit\n", Version(2, 10))
     assert not [item for item in upgraded.diagnostics if item.code == "MS211"]
 

@@ -21,7 +21,8 @@ from functools import cache
 from typing import Any, Callable, Optional
 
 from ms_migrate.facts.data import rules_path
-from ms_migrate.facts.versions import Version
+from ms_migrate.facts.deprecations import catalogue_for
+from ms_migrate.facts.versions import Version, default_target
 
 Parameter = tuple[str, str, Optional[str]]  # name, kind as inspect names it, default's repr
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
@@ -84,6 +85,10 @@ class ApiFacts:
     # (old, new) -> the releases whose old side ran with the new side's numbers: a downgrade
     # writes the old spelling only for a target its proof ran the old side on
     proven_on: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
+    # Modules a release renamed, keeping the old name as a deprecated redirect (2.9's
+    # `mindspore.common.api` -> `mindspore.graph.api`): read from the deprecation catalogue, and
+    # asked only going down, where the old name is what an older target has.
+    renames: tuple[Move, ...] = ()
 
     def probe(self, name: str, target: Version) -> Any:
         """What the probe ``name`` gave on the releases that stand for ``target``; None where they
@@ -167,9 +172,16 @@ class ApiFacts:
         return dotted in self.signatures
 
     def signature(self, dotted: str, release: Version) -> Optional[tuple[Parameter, ...]]:
+        """The parameters of ``dotted`` on ``release``; for a name of a renamed module, which the
+        releases export under the old module only, the old spelling's there: the old module is a
+        redirect to the new one (the catalogue's `rename`), so both name one object."""
         for releases, parameters in self.signatures.get(dotted, ()):
             if release in releases:
                 return parameters
+        for move in self.renames:
+            old = move.origin(dotted)
+            if old is not None:
+                return self.signature(old, release)
         return None
 
     def move_of(self, old_name: str) -> Optional[Move]:
@@ -184,7 +196,7 @@ class ApiFacts:
         where no move leads there, or several do (py_transforms and c_transforms both became
         `vision`: only the one without a review is a candidate)."""
         found = []
-        for move in self.moves:
+        for move in (*self.moves, *self.renames):
             old = move.origin(new_name) if not move.review else None
             if old is not None and (self.has_name(old, target) or self.has_module(old, target)):
                 found.append((move, old))
@@ -391,5 +403,33 @@ def api_facts() -> Optional[ApiFacts]:
         for name, by_spec in data.get("probes", {}).items()
     }
     return ApiFacts(
-        releases, labels, modules, names, signatures, moves, proven, probes, keywords, foreign, proven_on
+        releases,
+        labels,
+        modules,
+        names,
+        signatures,
+        moves,
+        proven,
+        probes,
+        keywords,
+        foreign,
+        proven_on,
+        _renames(),
+    )
+
+
+def _renames() -> tuple[Move, ...]:
+    """The module renames of the newest deprecation catalogue, as module moves."""
+    catalogue = catalogue_for(default_target())
+    entries = catalogue.modules.values() if catalogue is not None else ()
+    return tuple(
+        Move(
+            entry.name,
+            entry.dotted_replacement,
+            "module",
+            "",
+            f"deprecated in {entry.since}: use {entry.replacement}",
+        )
+        for entry in entries
+        if entry.rename and entry.dotted_replacement
     )

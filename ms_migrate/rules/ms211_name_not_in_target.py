@@ -21,10 +21,9 @@ from ms_migrate.analysis.names import dotted_name
 from ms_migrate.analysis.text_scan import at_line_starts, at_word_starts
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
-from ms_migrate.facts.deprecations import catalogue_for
 from ms_migrate.facts.public_modules import PUBLIC_MODULES, SKIPPED
 from ms_migrate.facts.releases import ApiFacts, Move, api_facts, binds_alike
-from ms_migrate.facts.versions import Version, default_target
+from ms_migrate.facts.versions import Version
 from ms_migrate.rewrite.text_edits import column
 from ms_migrate.rules.base import Example, Examples, Rule
 
@@ -572,32 +571,9 @@ class _Finder:
                 message += f" (not fixed: {fixed})"
         elif move is not None and move.review:
             message += f"; {move.review}"
-        elif (renamed := self._renamed_from(verdict.name)) is not None:
-            new, since = renamed
-            message += (
-                f"; it is {since}'s new name for `{new}`, deprecated there, which MindSpore {target} has: "
-                f"use `{new}` (not fixed: no proof of the pair on {target})"
-            )
         else:
             message += "; MindSpore names no replacement"
         return self.rule.diagnostic(node, message, fix, new)
-
-    def _renamed_from(self, written: str) -> Optional[tuple[str, str]]:
-        """Going down, the old spelling of a module a newer release renamed, and the release that
-        did (`mindspore.graph.api` is 2.9's name for `mindspore.common.api`, which it deprecates):
-        read from the newest deprecation catalogue, where the target has the old spelling."""
-        if not self._going_back(written):
-            return None
-        catalogue = catalogue_for(default_target())
-        for entry in catalogue.modules.values() if catalogue is not None else ():
-            renamed = entry.dotted_replacement
-            if not (entry.rename and renamed and (written == renamed or written.startswith(renamed + "."))):
-                continue
-            old = entry.name + written[len(renamed) :]
-            target = self.missing.target
-            if self.facts.has_name(old, target) or self.facts.has_module(old, target):
-                return old, entry.since or "a newer release"
-        return None
 
     # --- fixes: each returns the fix, or why there is none -------------------------------
 
