@@ -17,7 +17,7 @@ import ast
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Callable, Optional
 
 from ms_migrate.facts.data import rules_path
@@ -85,10 +85,26 @@ class ApiFacts:
     # (old, new) -> the releases whose old side ran with the new side's numbers: a downgrade
     # writes the old spelling only for a target its proof ran the old side on
     proven_on: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
-    # Modules a release renamed, keeping the old name as a deprecated redirect (2.9's
-    # `mindspore.common.api` -> `mindspore.graph.api`): read from the deprecation catalogue, and
-    # asked only going down, where the old name is what an older target has.
-    renames: tuple[Move, ...] = ()
+
+    @cached_property
+    def renames(self) -> tuple[Move, ...]:
+        """Modules a release renamed, keeping the old name as a deprecated redirect (2.9's
+        `mindspore.common.api` -> `mindspore.graph.api`), as module moves: read from the newest
+        deprecation catalogue on first need (going down, or a signature the releases export under
+        the old module only), not by every run that reads the facts."""
+        catalogue = catalogue_for(default_target())
+        entries = catalogue.modules.values() if catalogue is not None else ()
+        return tuple(
+            Move(
+                entry.name,
+                entry.dotted_replacement,
+                "module",
+                "",
+                f"deprecated in {entry.since}: use {entry.replacement}",
+            )
+            for entry in entries
+            if entry.rename and entry.dotted_replacement
+        )
 
     def probe(self, name: str, target: Version) -> Any:
         """What the probe ``name`` gave on the releases that stand for ``target``; None where they
@@ -414,22 +430,4 @@ def api_facts() -> Optional[ApiFacts]:
         keywords,
         foreign,
         proven_on,
-        _renames(),
-    )
-
-
-def _renames() -> tuple[Move, ...]:
-    """The module renames of the newest deprecation catalogue, as module moves."""
-    catalogue = catalogue_for(default_target())
-    entries = catalogue.modules.values() if catalogue is not None else ()
-    return tuple(
-        Move(
-            entry.name,
-            entry.dotted_replacement,
-            "module",
-            "",
-            f"deprecated in {entry.since}: use {entry.replacement}",
-        )
-        for entry in entries
-        if entry.rename and entry.dotted_replacement
     )
