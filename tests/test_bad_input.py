@@ -15,7 +15,9 @@ from ms_migrate.frontends.cli import main
 from tests.fixture_cases import FIXTURES
 
 NOT_TEXT = "cell 1 has a source that is not text"
+# A finding with no fix (MS101 leaves a module-level GradOperation alone), and one with a fix.
 SNIPPET = "from mindspore.ops import GradOperation\ngrad = GradOperation(get_by_list=True)\n"
+FIXABLE = 'import mindspore\nmindspore.set_context(device_target="CPU")\n'
 
 
 def _run(tmp_path: Path, name: str, text: str, *args: str) -> tuple[int, str]:
@@ -39,10 +41,23 @@ def _run(tmp_path: Path, name: str, text: str, *args: str) -> tuple[int, str]:
 def test_code_that_compiles_in_no_python_is_a_syntax_error(
     tmp_path: Path, body: str, message: str, command: str
 ) -> None:
-    code, output = _run(tmp_path, "broken.py", SNIPPET + body, command)
+    code, output = _run(tmp_path, "broken.py", FIXABLE + body, command)
     assert code == 2, output
     assert f"{tmp_path / 'broken.py'}:" in output and message in output
     assert "MSR099" not in output
+
+
+@pytest.mark.parametrize("command", ["upgrade", "check"])
+def test_a_file_with_findings_and_nothing_to_fix_is_not_compiled(tmp_path: Path, command: str) -> None:
+    """What only compiling finds (`break` outside a loop) is Python's to report in a file that
+    nothing will rewrite, as in a file with no finding: its findings are reported and it is left
+    as it is. What ast.parse rejects is still a syntax error there."""
+    code, output = _run(tmp_path, "quiet.py", SNIPPET + "break\n", command)
+    assert code == 1, output
+    assert f"{tmp_path / 'quiet.py'}:2:" in output and "syntax error" not in output
+    assert (tmp_path / "quiet.py").read_text() == SNIPPET + "break\n"
+    code, output = _run(tmp_path, "quiet.py", SNIPPET + "print 'x'\n", command)
+    assert code == 2 and f"{tmp_path / 'quiet.py'}:3: syntax error" in output
 
 
 @pytest.mark.parametrize(
@@ -61,7 +76,7 @@ def test_a_deeply_nested_file_is_reported_quickly(tmp_path: Path, deep: str) -> 
 
 def test_a_chain_libcst_would_crawl_through_is_refused_before_libcst(tmp_path: Path) -> None:
     # Python parses 1,500 terms, but the rewrite would be slow and fragile at that depth.
-    code, output = _run(tmp_path, "deep.py", SNIPPET + "x = " + " + ".join(["a"] * 1_500) + "\n", "upgrade")
+    code, output = _run(tmp_path, "deep.py", FIXABLE + "x = " + " + ".join(["a"] * 1_500) + "\n", "upgrade")
     assert code == 2 and f"{tmp_path / 'deep.py'}: too deeply nested to process" in output
 
 
