@@ -14,7 +14,7 @@ import io
 import re
 import tokenize
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -189,6 +189,16 @@ class FileContext:
         for line, _, codes, _ in self.suppression_comments:
             found.setdefault(line, set()).update(codes or (ALL,))
         return found
+
+    def release(self) -> None:
+        """Drop everything built from the text (its trees, maps and the rules' analyses), which is
+        built again if asked for. They refer back to this context (``lineage``, an analysis kept
+        here), so without this a file's trees outlive it until the garbage collector finds the
+        cycle, and are traversed by it on the way: over a model zoo that was 2.9 million objects
+        in the young generation's collections, 15% of `check`."""
+        kept = {item.name for item in fields(self)}
+        for name in [name for name in self.__dict__ if name not in kept]:
+            del self.__dict__[name]
 
     def suppressed(self, code: str, line: int) -> bool:
         """Whether ``code`` is suppressed on ``line``: by its code or a prefix of it (`ignore[MS2]`,

@@ -332,3 +332,29 @@ def test_a_finding_in_text_another_rule_rewrote_goes_only_where_the_rewrite_no_l
     kept = SENS_GRAD.replace("sens_param=True)(x, sens)", "sens_param=flag)(x, sens)", 1)
     codes = [item.code for item in run_rules(kept, Version(1, 9), rules_of_kind(DOWNGRADE_KINDS)).diagnostics]
     assert "MS202" in codes, codes
+
+
+@pytest.mark.parametrize("fix", [True, False], ids=["upgrade", "check"])
+def test_a_file_s_trees_go_with_its_run_not_with_the_garbage_collector(fix: bool) -> None:
+    """What a file's run built (its `ast` and libcst trees, the rules' analyses) refers back to
+    the file's context; the engine lets it go as the run returns, so nothing of it is left for
+    the collector to find in a cycle (2.9 million objects over a model zoo, 15% of `check`)."""
+    import ast
+    import gc
+
+    import libcst as cst
+
+    gc.collect()
+    flags = gc.get_debug()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = run_rules(HEADER + BEFORE, Version(2, 8), rules_of_kind(UPGRADE_KINDS), fix=fix)
+        gc.collect()
+        left = [item for item in gc.garbage if isinstance(item, (ast.AST, cst.CSTNode))]
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+        gc.enable()
+    assert result.diagnostics and (result.converted == 1) == fix
+    assert left == []

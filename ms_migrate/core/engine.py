@@ -8,6 +8,7 @@ fixes are text edits. A file that no selected rule's prefilter matches is never 
 from __future__ import annotations
 
 import ast
+import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,40 @@ def run_rules(
     applicable = [rule for rule in rules if rule.selected_for(text, target, written_for)]
     if not applicable:
         return FileResult(text)
+    outer, made = _made.contexts, []
+    _made.contexts = made
+    try:
+        return _run_rules(text, target, rules, applicable, project, path, fix, declined, written_for)
+    finally:
+        _made.contexts = outer
+        for context in made:
+            context.release()
+
+
+class _Made(threading.local):
+    """The contexts one ``run_rules`` made (in this thread: the language server runs rules in
+    its own), released when it returns."""
+
+    contexts: Optional[list[FileContext]]
+
+    def __init__(self) -> None:
+        self.contexts = None
+
+
+_made = _Made()
+
+
+def _run_rules(
+    text: str,
+    target: Version,
+    rules: Sequence[Rule],
+    applicable: list[Rule],
+    project: Optional[ProjectIndex],
+    path: Optional[Path],
+    fix: bool,
+    declined: Collection[tuple[str, int]],
+    written_for: Optional[Version],
+) -> FileResult:
     project = project or ProjectIndex()
     declined = frozenset(declined)
     context = _context(text, target, path, project, fix, declined, compiled=False, written_for=written_for)
@@ -231,6 +266,8 @@ def _context(
     written_for: Optional[Version] = None,
 ) -> FileContext:
     context = FileContext(text, target, path, project, fixes, declined, written_for)
+    if _made.contexts is not None:
+        _made.contexts.append(context)
     context.__dict__["tree"] = precheck(text, compiled)  # the checked tree is the one rules read
     return context
 

@@ -31,16 +31,20 @@ class LocateError(Exception):
     """A plan's node has no counterpart in the libcst tree (a bug: the rule reports MSR099)."""
 
 
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, call: cst.Call) -> None:
+        self.found.append(call)
+
+
 def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """The calls in ``node`` in source order (libcst visits children as they are written)."""
-    found: list[cst.Call] = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    node.visit(_Calls())
-    return found
+    calls = _Calls()  # a class made per call would hold the calls in a cycle, as every class is
+    node.visit(calls)
+    return calls.found
 
 
 def _ast_calls_in(node: ast.AST) -> list[ast.Call]:
