@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Optional
 
 import libcst as cst
 
@@ -49,6 +50,11 @@ _HOLDS_BLOCKS = (
 )
 
 
+# What ``within`` names: the statements and clauses the plans reach (the blocks, `else:` and
+# `finally:` under one are entered with it).
+_ENTERED_BY_ID = (cst.BaseCompoundStatement, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
 class StatementEditor(cst.CSTTransformer):
     """Replaces and removes whole statement lines, keeping their comments.
 
@@ -64,10 +70,15 @@ class StatementEditor(cst.CSTTransformer):
         replacements: dict[int, Sequence[cst.BaseStatement]],
         removals: set[int],
         gone: frozenset[int] = frozenset(),
+        within: Optional[Collection[int]] = None,
     ) -> None:
+        """``within``: the ids of the statements and clauses that hold the edited statements,
+        where the caller knows them; no other is entered, so what holds no edit stays the same
+        object (and ``printing.printed`` need not print it)."""
         self.replacements = replacements
         self.removals = removals
         self.gone = gone
+        self.within = within
 
     def _edit_body(
         self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
@@ -95,6 +106,8 @@ class StatementEditor(cst.CSTTransformer):
         # Only blocks are edited: what holds none (statement lines, expressions, parameters,
         # decorators, whitespace and comments: most of a file) is not walked.
         if not isinstance(node, _HOLDS_BLOCKS):
+            return False
+        if self.within is not None and isinstance(node, _ENTERED_BY_ID) and id(node) not in self.within:
             return False
         return super().on_visit(node)
 

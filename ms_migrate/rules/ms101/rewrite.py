@@ -19,6 +19,7 @@ from ms_migrate.analysis.walk import walk
 from ms_migrate.context import FileContext
 from ms_migrate.core.parsing import parse_ast
 from ms_migrate.rewrite import imports
+from ms_migrate.rewrite.printing import printed, statement_texts
 from ms_migrate.rewrite.statements import StatementEditor
 from ms_migrate.rewrite.text_edits import line_limit
 from ms_migrate.rules.ms101.analysis import Statement
@@ -167,6 +168,11 @@ class _Locator:
             return found
         raise LocateError(f"no block holds line {getattr(node, 'lineno', '?')}")
 
+    @property
+    def reached(self) -> list[cst.CSTNode]:
+        """Every libcst statement and clause found so far, with all that hold them."""
+        return list(self._found.values())
+
     def line(self, statement: Statement) -> cst.SimpleStatementLine:
         line = self._node(statement.node)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
@@ -231,13 +237,17 @@ def rewrite(ctx: FileContext, decision: Decision) -> str:
         for conversion in decision.conversions
         if conversion.plan.site.statement is not None
     )
-    new_module = module.visit(StatementEditor(replacements, removals, creations & removals))
+    reached = {id(node) for node in locator.reached}
+    new_module = module.visit(StatementEditor(replacements, removals, creations & removals, reached))
     if decision.new_import is not None:
         new_module = imports.add_import(new_module, decision.new_import)
-    new_text = ctx.folded.unfold(new_module.code)
+    folded = ctx.folded.text
+    texts = statement_texts(module, folded, ctx.tree) if folded == ctx.text else None
+    printed_text, codes = printed(module, new_module, texts)
+    new_text = ctx.folded.unfold(printed_text)
     dead = _unused_imports(decision, ctx.tree, new_text)
     if dead:
-        new_text = ctx.folded.unfold(imports.remove_imports(new_module, dead).code)
+        new_text = ctx.folded.unfold(printed(new_module, imports.remove_imports(new_module, dead), codes)[0])
     for ending in ("\r\n", "\r", "\n"):
         # libcst drops the final newline of a file whose lines end in a bare CR.
         if ctx.text.endswith(ending):
