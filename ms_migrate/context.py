@@ -80,6 +80,19 @@ class FileContext:
 
         return list(walk(self.tree))
 
+    def walked(self) -> Optional[tuple[list[ast.AST], dict[ast.AST, ast.AST]]]:
+        """``nodes`` and ``parents``, where they are built (None where not: a rule that walks the
+        tree itself then need not build them twice)."""
+        if "nodes" not in self.__dict__ or "parents" not in self.__dict__:
+            return None
+        return self.__dict__["nodes"], self.__dict__["parents"]
+
+    def keep_walk(self, nodes: list[ast.AST], parents: dict[ast.AST, ast.AST]) -> None:
+        """``nodes`` and ``parents`` as a rule's own walk of ``tree`` found them (every node in
+        ``walk`` order, and the parent of each), for the rules after it."""
+        self.__dict__.setdefault("nodes", nodes)
+        self.__dict__.setdefault("parents", parents)
+
     def nodes_naming(self, words: Collection[str]) -> list[ast.AST]:
         """The nodes of ``nodes``, in its order, whose lines hold one of ``words`` as a word (and
         the positionless nodes on the way to them, such as ``arguments``). A rule that looks for a

@@ -192,3 +192,28 @@ def test_the_parents_of_what_a_rule_looked_for_come_from_its_walk_and_agree_with
     assert len(known) < len(ctx.nodes) / 4  # only the statements that name it
     full = ctx.parents
     assert all(full.get(node) is parent for node, parent in known.items())
+
+
+def test_ms101_walks_a_file_once_with_the_other_rules() -> None:
+    """MS101's index of a file is one walk of its tree: it keeps that walk's nodes and parents for
+    the rules after it, in the order and with the map ``nodes`` and ``parents`` build, and reads
+    them where another rule built them first."""
+    from ms_migrate.context import FileContext
+    from ms_migrate.facts.versions import Version
+    from ms_migrate.rules.ms101 import BEFORE
+    from ms_migrate.rules.ms101.decide import decide
+
+    text = "import mindspore.nn as nn\nfrom mindspore.ops import composite as C\n\n\n" + BEFORE
+    first = FileContext(text, Version(2, 8))
+    assert first.walked() is None
+    assert decide(first).conversions
+    kept = first.walked()
+    assert kept is not None
+    nodes, parents = kept
+    assert nodes == list(walk(first.tree))
+    assert parents == {child: node for node in nodes for child in child_nodes(node)}
+
+    later = FileContext(text, Version(2, 8))
+    built = (later.nodes, later.parents)
+    assert len(decide(later).conversions) == len(decide(first).conversions)
+    assert later.walked() is not None and later.walked()[0] is built[0] and later.walked()[1] is built[1]

@@ -23,6 +23,7 @@ from ms_migrate.analysis.names import (
 )
 from ms_migrate.analysis.project import ProjectIndex, last_name
 from ms_migrate.analysis.walk import child_nodes, walk
+from ms_migrate.context import FileContext
 from ms_migrate.rules.ms101.bases import (
     FLAG_NAMES,
     TRAIN_ONE_STEP_FAMILY,
@@ -309,20 +310,24 @@ def _is_self_attribute(node: ast.AST) -> bool:
 class _Index:
     """One walk of the tree: the nodes the analysis looks up, each list in source order."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, walked: Optional[FileContext] = None) -> None:
+        """``walked``: the file's context, whose ``nodes`` and ``parents`` this walk reads where
+        another rule built them, and keeps for the rules after it where none did (the same
+        order and the same map: one walk of the file for all of them)."""
         self.parents: dict[ast.AST, ast.AST] = {}
         self.calls: list[ast.Call] = []
         self.self_attributes: list[ast.Attribute] = []
         self.set_grad_calls: list[ast.Call] = []
         self.class_defs: list[ast.ClassDef] = []
         self.names: dict[str, list[ast.Name]] = {}
-        queue = deque([tree])  # ast.walk's order, each node's children listed once
-        while queue:
-            node = queue.popleft()
-            children = child_nodes(node)
-            for child in children:
-                self.parents[child] = node
-            queue.extend(children)
+        known = walked.walked() if walked is not None else None
+        if known is not None:
+            nodes, self.parents = known
+        else:
+            nodes = self._walk(tree)
+            if walked is not None:
+                walked.keep_walk(nodes, self.parents)
+        for node in nodes:
             if isinstance(node, ast.Call):
                 self.calls.append(node)
                 if _enables_grad(node):
@@ -337,6 +342,19 @@ class _Index:
             found.sort(key=_position)
         self._attributes_by_owner: Optional[dict[tuple[int, str], list]] = None
         self._subclasses: dict[str, list[ast.ClassDef]] = {}
+
+    def _walk(self, tree: ast.Module) -> list[ast.AST]:
+        """Every node in ``walk``'s order (breadth first), each node's parent noted on the way."""
+        nodes: list[ast.AST] = []
+        queue = deque([tree])
+        while queue:
+            node = queue.popleft()
+            nodes.append(node)
+            children = child_nodes(node)
+            for child in children:
+                self.parents[child] = node
+            queue.extend(children)
+        return nodes
 
     # Indexes built once: scanning every name once per site made a file with thousands of sites
     # quadratic (3,572 sites in 50,000 lines took 336 s).
@@ -364,9 +382,13 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
 
 
-def analyse(tree: ast.Module, text: str, project: Optional[ProjectIndex] = None) -> ModuleAnalysis:
-    index = _Index(tree)
-    resolver = NameResolver.for_module(tree, text)
+def analyse(
+    tree: ast.Module, text: str, project: Optional[ProjectIndex] = None, ctx: Optional[FileContext] = None
+) -> ModuleAnalysis:
+    """What MS101 knows of the module; ``ctx``, the file's context where at hand, shares its walk
+    and its name resolver with the other rules."""
+    index = _Index(tree, ctx)
+    resolver = ctx.resolver if ctx is not None else NameResolver.for_module(tree, text)
     analysis = ModuleAnalysis(tree, _LINE_BREAK.split(text), resolver, index.parents)
     analysis.set_grad_calls = index.set_grad_calls
     analysis.project = project

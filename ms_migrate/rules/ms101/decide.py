@@ -59,7 +59,7 @@ def describe(plan: Plan, function: str) -> str:
 
 def decide(ctx: FileContext) -> Decision:
     project = ctx.project.with_local(ctx.text, ctx.path, ctx.tree)
-    decision = Decision(analyse(ctx.tree, ctx.text, project))
+    decision = Decision(analyse(ctx.tree, ctx.text, project, ctx))
     plans = _plan_module(decision, ctx, project)
     if plans:
         _name_conversions(decision, plans, NamesOf(ctx.tree, ctx.text))
