@@ -680,6 +680,9 @@ class ProjectIndex:
         # from-imported word -> the run's files that from-import it, built on first need
         self._importers: dict[str, list[Path]] = {}
         self._importers_built: list[bool] = [False]
+        # The same over the run's package `__init__.py` files only
+        self._package_importers: dict[str, list[Path]] = {}
+        self._package_importers_built: list[bool] = [False]
         self._modules: dict[tuple[str, int, Optional[Path]], list[Path]] = {}
         # Re-exported names of a class of the file being migrated: (that file, class) -> names.
         self._aliases_of: dict[tuple[Optional[Path], str], set[str]] = {}
@@ -759,6 +762,17 @@ class ProjectIndex:
                 for word in self._from_imported(path):
                     self._importers.setdefault(word, []).append(path)
         return self._importers.get(name, [])
+
+    def _package_importers_of(self, name: str) -> list[Path]:
+        """The run's package `__init__.py` files whose from-imports may bind ``name``, in run
+        order: their words read once per process, not once per class asked about (a model zoo
+        has hundreds of packages, and each train step's class was looked for in all of them)."""
+        if not self._package_importers_built[0]:
+            self._package_importers_built[0] = True
+            for path in self._run.packages:
+                for word in self._from_imported(path):
+                    self._package_importers.setdefault(word, []).append(path)
+        return self._package_importers.get(name, [])
 
     def _from_imported(self, path: Path) -> frozenset[str]:
         if path not in self._imported_words:
@@ -1217,10 +1231,8 @@ class ProjectIndex:
             return self._aliases_of[key]
         found: set[str] = set()
         self._aliases_of[key] = found
-        for path in self._run.packages:
+        for path in self._package_importers_of(class_name):
             if path == self._local_path:
-                continue
-            if class_name not in self._from_imported(path):
                 continue
             for local, (_, _, original) in self._file(path).imports.items():
                 if (
