@@ -756,23 +756,26 @@ class ProjectIndex:
     def _importers_of(self, name: str) -> list[Path]:
         """The run's files whose from-imports may bind ``name``: each file's words read once per
         process, on the first question, not once per question."""
-        if not self._importers_built[0]:
-            self._importers_built[0] = True
-            for path in self._run.paths:
-                for word in self._from_imported(path):
-                    self._importers.setdefault(word, []).append(path)
-        return self._importers.get(name, [])
+        return self._importing(name, self._run.paths, self._importers, self._importers_built)
 
     def _package_importers_of(self, name: str) -> list[Path]:
-        """The run's package `__init__.py` files whose from-imports may bind ``name``, in run
-        order: their words read once per process, not once per class asked about (a model zoo
-        has hundreds of packages, and each train step's class was looked for in all of them)."""
-        if not self._package_importers_built[0]:
-            self._package_importers_built[0] = True
-            for path in self._run.packages:
+        """The same of the run's package `__init__.py` files only (a model zoo has hundreds, and
+        each train step's class was looked for in all of them)."""
+        return self._importing(
+            name, self._run.packages, self._package_importers, self._package_importers_built
+        )
+
+    def _importing(
+        self, name: str, paths: Sequence[Path], index: dict[str, list[Path]], built: list[bool]
+    ) -> list[Path]:
+        """Of ``paths``, in order, those whose from-imports may bind ``name``, from ``index`` (word
+        -> paths), which the first question builds."""
+        if not built[0]:
+            built[0] = True
+            for path in paths:
                 for word in self._from_imported(path):
-                    self._package_importers.setdefault(word, []).append(path)
-        return self._package_importers.get(name, [])
+                    index.setdefault(word, []).append(path)
+        return index.get(name, [])
 
     def _from_imported(self, path: Path) -> frozenset[str]:
         if path not in self._imported_words:
