@@ -109,15 +109,16 @@ def rules_for(path: Path, config: Config, kinds: Sequence[str]) -> list[Rule]:
     of_kind = rules_of_kind(kinds)
     if config.per_file_ignores:
         return [rule for rule in of_kind if config.enabled(rule.code, path)]
-    key = (id(config), tuple(kinds))
-    kept = _rules_chosen.get(key)
+    kept = _rules_chosen.get(tuple(kinds))
     if kept is None or kept[0] is not config or kept[1] != of_kind:
-        kept = _rules_chosen[key] = (config, of_kind, [rule for rule in of_kind if config.enabled(rule.code)])
+        chosen = [rule for rule in of_kind if config.enabled(rule.code)]
+        kept = _rules_chosen[tuple(kinds)] = (config, of_kind, chosen)
     return list(kept[2])
 
 
-# (id of the configuration, kinds) -> the configuration, the rules of those kinds, those it enables
-_rules_chosen: dict[tuple[int, tuple[str, ...]], tuple[Config, tuple[Rule, ...], list[Rule]]] = {}
+# kinds -> the last configuration asked, the rules of those kinds, those it enables (one entry per
+# kinds: a language server that reloads its settings does not keep the old ones)
+_rules_chosen: dict[tuple[str, ...], tuple[Config, tuple[Rule, ...], list[Rule]]] = {}
 
 
 def upgrade_file(
