@@ -303,3 +303,25 @@ def test_mindspore_s_with_loss_cell_is_a_network_of_two_inputs(tmp_path: Path) -
     other = other.replace("import mindspore.nn as nn\n", "from losses import WithLossCell\n")
     output, _ = _upgrade(_project(tmp_path / "other", other))
     assert "MSR019" in output
+
+
+def test_calls_are_read_only_from_the_files_that_import_the_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which files call a train step's class is read from the files that from-import it, not
+    from every file of the run (a regex pass over a model zoo, in each worker)."""
+    from ms_migrate.analysis import project as project_module
+
+    imports = "from src.networks import FixedLoss\nfrom src.step import TrainStep\n"
+    train = imports + "\nTrainStep(FixedLoss(), None)\n"
+    root = _project(tmp_path, train)
+    for index in range(5):  # files of the run that call a TrainStep of their own
+        (root / f"own{index}.py").write_text(f"class TrainStep:\n    pass\n\n\nTrainStep({index})\n")
+    scanned: list[bytes] = []
+    real = project_module.called_names
+    monkeypatch.setattr(project_module, "called_names", lambda data: scanned.append(data) or real(data))
+    paths = sorted(root.rglob("*.py"))
+    step = root / "src" / "step.py"
+    index = ProjectIndex(paths).with_local(step.read_text(), step)
+    assert index.attribute_sources("TrainStep", "network") == {((root / "train.py").resolve(), "FixedLoss")}
+    assert scanned == [(root / "train.py").read_bytes()]

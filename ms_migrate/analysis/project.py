@@ -621,6 +621,11 @@ class _RunFiles:
         return frozenset(self.paths)
 
     @cached_property
+    def order(self) -> dict[Path, int]:
+        """Resolved path -> its place in the run."""
+        return {path: index for index, path in enumerate(self.paths)}
+
+    @cached_property
     def by_module_name(self) -> dict[str, list[Path]]:
         """`b` -> the run's `.../b.py` and `.../b/__init__.py`, in run order."""
         found: dict[str, list[Path]] = defaultdict(list)
@@ -672,9 +677,9 @@ class ProjectIndex:
     def __init__(self, paths: Sequence[Path] = ()) -> None:
         # Shared by every view (with_local copies references): the run's files are read once.
         self._run = _RunFiles(tuple(paths))
-        self._calls: dict[str, list[Path]] = {}
-        self._subclassed: dict[str, list[Path]] = {}  # base name -> files with `class X(Name)`
-        self._scanned: list[bool] = [False]
+        # file -> the names it calls, and those it derives classes from, read on first need
+        self._called: dict[Path, frozenset[str]] = {}
+        self._bases: dict[Path, frozenset[str]] = {}
         self._facts: dict[Path, FileFacts] = {}
         self._imported_words: dict[Path, frozenset[str]] = {}
         # from-imported word -> the run's files that from-import it, built on first need
@@ -726,20 +731,24 @@ class ProjectIndex:
             self._local = file_facts(self._local_text, self._local_tree)
         return self._local
 
-    def _scan(self) -> None:
-        """Which files call which capitalised names: one regex pass over the run, on first need."""
-        if self._scanned[0]:
-            return
-        self._scanned[0] = True
-        for path in self._run.paths:
-            try:
-                data = read_guarded(path, follow_links=True)[0]
-            except SourceError:
-                continue  # a FIFO, a device behind a link, a file too large: the run says so
-            for name in called_names(data):
-                self._calls.setdefault(name, []).append(path)
-            for name in base_names_in(data):
-                self._subclassed.setdefault(name, []).append(path)
+    def _called_in(self, path: Path) -> frozenset[str]:
+        """The capitalised names ``path`` calls: read once per process, and only for a file that
+        from-imports a class asked about (a regex pass over every file of a model zoo was a
+        second of each worker's time)."""
+        if path not in self._called:
+            self._called[path] = frozenset(called_names(_bytes_of(path)))
+        return self._called[path]
+
+    def _derived_in(self, path: Path) -> frozenset[str]:
+        """The capitalised names ``path`` derives a class from (``class X(Name)``)."""
+        if path not in self._bases:
+            self._bases[path] = frozenset(base_names_in(_bytes_of(path)))
+        return self._bases[path]
+
+    def _importing_any(self, names: Iterable[str]) -> list[Path]:
+        """The run's files whose from-imports may bind one of ``names``, in run order."""
+        found = set().union(*(self._importers_of(name) for name in names))
+        return sorted(found, key=self._run.order.__getitem__)
 
     def _file(self, path: Optional[Path]) -> FileFacts:
         if path is None or path == self._local_path:
@@ -930,15 +939,14 @@ class ProjectIndex:
         """Classes in other files of the run that derive from class ``class_name`` of the file
         being migrated (directly or through each other) and mention ``self.<attribute>``, as
         `path:Class`. A base's grad op that such a subclass applies must stay."""
-        self._scan()
         self._consulted.names.add(class_name)
         found: list[str] = []
         queue: list[tuple[Optional[Path], str]] = [(None, class_name)]
         seen: set[tuple[Optional[Path], str]] = set(queue)
         while queue and len(seen) <= 4 * _DEPTH:
             defined_in, name = queue.pop(0)
-            for path in self._subclassed.get(name, []):
-                if path == self._local_path or name not in self._from_imported(path):
+            for path in self._importers_of(name):
+                if path == self._local_path or name not in self._derived_in(path):
                     continue
                 facts = self._file(path)
                 for item in facts.classes:
@@ -1128,7 +1136,7 @@ class ProjectIndex:
             return False
         if any(class_name in item.bases for item in self.local.classes):
             return False
-        return not self._subclassed.get(class_name)
+        return not any(class_name in self._derived_in(path) for path in self._run.paths)
 
     def attribute_sources(self, class_name: str, attribute: str) -> Optional[set[tuple[Optional[Path], str]]]:
         """The names (with the file that uses each) ``self.<attribute>`` of class ``class_name``
@@ -1196,19 +1204,19 @@ class ProjectIndex:
     ) -> list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]]:
         """Calls of the class defined in the file being migrated, wherever the run holds them,
         under its own name or an alias a package's `__init__.py` re-exports it as."""
-        self._scan()
         found: list[tuple[Optional[Path], tuple[list[set[str]], dict[str, set[str]]]]] = [
             (None, call) for call in self.local.calls_of([owner.name]).get(owner.name, [])
         ]
         names = {owner.name, *self._aliases(owner.name)}
         self._consulted.names.update(names)
-        paths = dict.fromkeys(path for name in sorted(names) for path in self._calls.get(name, []))
+        # Without a from-import of one of the names, a file calling it can only mean its own class.
+        importing = self._importing_any(names)
+        paths = dict.fromkeys(
+            path for name in sorted(names) for path in importing if name in self._called_in(path)
+        )
         for path in paths:
             if path == self._local_path:
                 continue
-            imported = self._from_imported(path)
-            if not any(name in imported for name in names):
-                continue  # without a from-import of the name, the file can only mean its own class
             facts = self._file(path)
             # The names that can mean this class there, resolved before the file's calls are
             # gathered: in a model zoo most files calling a `TrainOneStepCell` mean their own.
@@ -1247,13 +1255,18 @@ class ProjectIndex:
         return found
 
 
+def _bytes_of(path: Path) -> bytes:
+    """Another file of the run's bytes (empty if it cannot be read, as ``_text_of``)."""
+    try:
+        return read_guarded(path, follow_links=True)[0]
+    except SourceError:
+        return b""
+
+
 def _text_of(path: Path) -> str:
     """Another file of the run as text, for what the index learns from it ("" if it cannot be
     read: a FIFO, a device behind a link, a file too large are reported as the run's own)."""
-    try:
-        return read_guarded(path, follow_links=True)[0].decode("utf-8", "replace")
-    except SourceError:
-        return ""
+    return _bytes_of(path).decode("utf-8", "replace")
 
 
 _FROM_IMPORT = re.compile(r"from[ \t]+[\w.]+[ \t]+import\b[ \t]*(\()?")  # after no word character
