@@ -365,6 +365,10 @@ TRICKY_SPELLINGS = [
     "import mindspore as ms\n\n\ndef f(a: ms.Tensor):\n    return a.ptp()\n",
     "from mindspore import Tensor\nTensor([1.0]).ptp()\n",
     "import mindspore as ms\r\nms.ops.identity(x)\r\n",  # CRLF
+    # The owner bound by `as` on another line of a parenthesised import, or before a gap.
+    "from mindspore.ops import (\n    functional\n    as\n    Fn,\n)\nFn.identity(x)\n",
+    "from mindspore.ops import functional as \\\n    Fn\nFn .identity(x)\n",
+    "import mindspore.ops as P\ny = [P][0].identity(x) if 0 else P\t.identity(x)\n",
     # Python reads `ｉｄｅｎｔｉｔｙ` as `identity` (NFKC); the word pattern finds the comment's.
     "import mindspore.ops as P\n# 中文注释，不是代码。\ny = (P  # identity\n     .ｉｄｅｎｔｉｔｙ)(x)\n",
 ]
@@ -382,6 +386,9 @@ def test_the_prefilter_keeps_every_spelling_the_rule_flags(catalogue: Path, text
         "import mindspore as ms\nidentity = keep_prob = 1\n",  # no call takes that keyword here
         "import mindspore as ms\nimport numpy as np\nspread = np.ptp(x)\n",  # no Tensor anywhere
         "import mindspore as ms\nms.ops.Dropout(p=0.5) if keep_prob == 1 else None\n",
+        # After a dot, but owned by what no import binds: the rule resolves chains by imports.
+        "import mindspore as ms\n\n\nclass Net:\n    def go(self, x):\n        return self.identity(x)\n",
+        "import mindspore as ms\nimport numpy as np\ny = np.linalg.identity(3)\n",
     ],
 )
 def test_the_prefilter_passes_over_words_that_cannot_be_flagged(catalogue: Path, text: str) -> None:
