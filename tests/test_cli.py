@@ -541,19 +541,21 @@ def test_a_syntax_error_is_reported_in_a_file_no_rule_looks_into(command: list[s
         assert f"{tmp_path / 'bad.py'}:4: syntax error" in result.output
 
 
-def test_only_what_does_not_compile_is_parsed_again_for_its_error(tmp_path: Path) -> None:
-    """A MindSpore file no rule looks into is compiled, not parsed into a tree: only one that does
-    not compile is parsed for its error, and one that parses but does not compile (`break`
-    outside a loop) is no more its syntax error than in a file with no finding."""
+def test_only_what_the_symbol_table_rejects_is_parsed_again_for_its_error(tmp_path: Path) -> None:
+    """A MindSpore file no rule looks into is read for its symbol table, not parsed into a tree:
+    one that parses but does not compile (`break` outside a loop) is no more its syntax error
+    than in a file with no finding, and is not parsed again; one the symbol table rejects though
+    the parser accepts it (`nonlocal` at module level) is parsed again, and is no error either."""
     from ms_migrate.core import parsing
 
     texts = ["import mindspore\n\n\ndef f():\n    pass\n", "import mindspore\nbreak\n"]
+    texts.append("import mindspore\nnonlocal x\n")
     for index, text in enumerate(texts):
         (tmp_path / f"quiet{index}.py").write_text(text)
     before = parsing.prechecks
     result = CliRunner().invoke(main, ["check", "--no-cache", "-j", "1", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert parsing.prechecks - before == 1  # the one that does not compile
+    assert parsing.prechecks - before == 1  # the one the symbol table rejects
     assert "quiet" not in result.output
 
 

@@ -238,6 +238,11 @@ def test_stdin_is_checked_and_migrated_as_the_file_it_stands_for(tmp_path: Path)
     broken_text = "import mindspore\nx = P.Pack(\n"
     broken = CliRunner().invoke(main, ["check", "-", "--stdin-filename", "b.py"], input=broken_text)
     assert broken.exit_code == 2 and "b.py" in broken.stderr
+    # No rule's prefilter picks this one: its syntax error is still the input's, as a file's is.
+    unpicked = "import mindspore\ndef f(:\n"
+    for command in (["check"], ["upgrade"]):
+        result = CliRunner().invoke(main, [*command, "-", "--stdin-filename", "u.py"], input=unpicked)
+        assert result.exit_code == 2 and "u.py:2: syntax error" in result.stderr, result.output
     mixed = CliRunner().invoke(main, ["check", "-", str(tmp_path)], input=PACK)
     assert mixed.exit_code == 2 and "only path" in mixed.stderr
 

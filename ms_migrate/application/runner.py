@@ -142,12 +142,16 @@ def migrate_bytes(
 ) -> tuple[FileOutcome, Optional[bytes]]:
     """``raw`` (stdin's bytes) migrated as the file ``name`` would be, alone: its configuration,
     per-file ignores and notebook handling are ``name``'s; other files are not read. Returns the
-    outcome and the bytes to write out (the input's encoding, BOM and notebook JSON kept)."""
+    outcome and the bytes to write out (the input's encoding, BOM and notebook JSON kept). A
+    MindSpore text that does not parse is an error even where no rule would parse it, as a file's is."""
     _set_project([])
     try:
         source = sources.source_from_bytes(name, raw)
     except sources.SourceError as error:
         return FileOutcome(name, error=str(error)), None
+    broken = syntax_error_of(source)
+    if broken is not None:
+        return broken, raw
     outcome = migrate_source(source, target, rules_for(name, config, kinds), config)
     if outcome.error is not None or not outcome.changed:
         return outcome, raw
@@ -175,8 +179,8 @@ def syntax_error_of(source: sources.SourceFile) -> Optional[FileOutcome]:
     Notebooks are left to the rules, which know their magics."""
     if source.notebook is not None or "mindspore" not in source.text:
         return None
-    if parsing.compiles(source.text):
-        return None  # what compiles parses: the tree ast.parse would build is not needed here
+    if parsing.parses(source.text):
+        return None  # the tree ast.parse would build is not needed here
     try:
         parsing.precheck(source.text, compiled=False)
     except ParseFailure as error:
