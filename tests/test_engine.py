@@ -358,3 +358,22 @@ def test_a_file_s_trees_go_with_its_run_not_with_the_garbage_collector(fix: bool
         gc.enable()
     assert result.diagnostics and (result.converted == 1) == fix
     assert left == []
+
+
+def test_a_rewrite_whose_output_compiles_does_not_compile_its_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation compiles the output; the input is compiled only to tell whose error a failure
+    is (and by `check`, which builds no output)."""
+    from ms_migrate.core import engine
+
+    compiled: list[object] = []
+    real = engine.check_compiles
+    monkeypatch.setattr(engine, "check_compiles", lambda tree: compiled.append(tree) or real(tree))
+    text = 'import mindspore\nmindspore.set_context(device_target="CPU")\n'
+    rules = rules_of_kind(UPGRADE_KINDS)
+    assert run_rules(text, Version(2, 10), rules).text != text and compiled == []
+    run_rules(text, Version(2, 10), rules, fix=False)
+    assert len(compiled) == 1
+    broken = text + "break\n"  # the output keeps the input's error: whose it is is then asked
+    with pytest.raises(parsing.ParseFailure, match="'break' outside loop"):
+        run_rules(broken, Version(2, 10), rules)
+    assert len(compiled) == 2

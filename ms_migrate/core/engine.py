@@ -134,12 +134,14 @@ def _run_rules(
     declined = frozenset(declined)
     context = _context(text, target, path, project, fix, declined, compiled=False, written_for=written_for)
     diagnostics = _collect(context, applicable)
-    if any(item.fixable for item in diagnostics):
-        # Only a file with something to rewrite is compiled: what parses but compiles in no
-        # Python (`break` outside a loop) is then the user's syntax error, not a rewrite that
-        # failed. A file with findings to read only is Python's to reject, as one with none is:
-        # compiling every file cost a fifth of `check` over a model zoo, and those with a
-        # finding but no fix (1,510 of 2,812 on mindspore-ai/models) 6% of it.
+    # Only a file with something to rewrite is compiled: what parses but compiles in no Python
+    # (`break` outside a loop) is then the user's syntax error, not a rewrite that failed. A file
+    # with findings to read only is Python's to reject, as one with none is: compiling every file
+    # cost a fifth of `check` over a model zoo, and those with a finding but no fix (1,510 of
+    # 2,812 on mindspore-ai/models) 6% of it. A rewrite whose output compiles (validation
+    # compiles it) needs no compile of its input: that is done only when the output fails.
+    fixable = any(item.fixable for item in diagnostics)
+    if fixable and not fix:
         check_compiles(context.tree)
     fixes = _non_overlapping(diagnostics)
     if not fix:  # reporting only: what a fix would supersede is not reported either
@@ -155,6 +157,8 @@ def _run_rules(
 
         return FileResult(text, _superseded_dropped(text, diagnostics, chosen, edits, still))
     if not fixes:
+        if fixable:
+            check_compiles(context.tree)
         return FileResult(text, diagnostics)
     new_text, stages = _applied(text, fixes)
     applied = stages[0]
@@ -168,6 +172,7 @@ def _run_rules(
     if problem is None:
         superseded = _superseded_dropped(text, diagnostics, fixed, applied, lambda: _spans(new_text, after))
         return FileResult(new_text, superseded, fixed)
+    check_compiles(context.tree)  # the input's own compile error is the user's, not the rewrite's
     rewriters = {rule.code for rule in applicable if rule.kind != "lint"}
     notes = all_notes()
     kept = [
