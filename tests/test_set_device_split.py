@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ms_migrate.core.engine import run_rules
@@ -75,9 +79,13 @@ def test_the_target_then_the_id_right_after_become_one_set_device() -> None:
     text = (
         "def main(target):\n"
         "    ms.set_context(device_target=target)\n"
-        "    ms.set_context(device_id=get_device_id())"
+        "    ms.set_context(device_id=get_device_id())\n\n\n"
+        'main("Ascend")'
     )
-    assert _upgraded(text)[0] == "def main(target):\n    ms.set_device(target, get_device_id())\n"
+    assert (
+        _upgraded(text)[0]
+        == 'def main(target):\n    ms.set_device(target, get_device_id())\n\n\nmain("Ascend")\n'
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,3 +154,84 @@ def test_settings_a_run_may_reach_twice_are_left(text: str, why: str) -> None:
     upgraded, messages = _upgraded(text.rstrip("\n"))
     assert upgraded == text
     assert messages and all(why in message for message in messages if "device" in message), messages
+
+
+# --- set_device must come before any kernel runs --------------------------------------------------
+
+ARGS = """\
+import argparse
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="CPU")
+    return parser.parse_args()
+
+
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # arguments parsed by the file's own function, MindSpore objects built (no kernel runs)
+        ARGS + "args = get_args()\nargmax = ms.ops.Argmax(axis=1)\nms.set_context(device_target=args.device)",
+        # in a function that the module calls once it has only defined things
+        ARGS + "def main():\n    args = get_args()\n    ms.set_context(device_target=args.device)\n\n\n"
+        'if __name__ == "__main__":\n    main()',
+    ],
+)
+def test_a_device_set_before_anything_runs_takes_set_device(text: str) -> None:
+    upgraded, messages = _upgraded(text)
+    assert "ms.set_device(args.device)" in upgraded and "device_target" not in upgraded, messages
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        # what a ReID trainer did: the model built (its __init__ ran a Tensor.view), then the device
+        (
+            "class Trainer:\n    def __init__(self, cfg):\n        self.model = build_model(cfg)\n"
+            '        ms.set_context(mode=ms.PYNATIVE_MODE, device_target="GPU")',
+            "line 7 calls `build_model` before it",
+        ),
+        (
+            'x = ms.ops.ones((2, 2)) + 1\nms.set_context(device_target="CPU")',
+            "line 5 calls `ms.ops.ones` before it",
+        ),
+        (
+            'def setup():\n    ms.set_context(device_target="CPU")\n\n\nnet = Net()\nsetup()',
+            "line 9 calls `Net` before it",
+        ),
+        ('def setup():\n    ms.set_context(device_target="CPU")', "`setup` is called from another file"),
+        (
+            "from mindspore.communication import init\n\ninit()\n"
+            'ms.set_context(device_target="Ascend", device_id=get_device_id())',
+            "line 7 calls `init` before it",
+        ),
+    ],
+)
+def test_a_device_set_after_something_may_have_run_is_left(text: str, why: str) -> None:
+    upgraded, messages = _upgraded(text)
+    assert upgraded == text + "\n"
+    reason = f"(not fixed: set_device must come before any kernel runs, and {why})"
+    assert any(reason in message for message in messages), messages
+
+
+@pytest.mark.mindspore
+def test_set_device_after_a_kernel_raises_where_set_context_did_not(tmp_path: Path) -> None:
+    """Why the rewrite waits for the device to be set first: the fact, on the MindSpore here."""
+    pytest.importorskip("mindspore")
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import sys\nimport mindspore as ms\n\n"
+        "print(ms.Tensor([1.0, 2.0]) + 1)\n"  # a kernel, and its result read
+        "if sys.argv[1] == 'set_context':\n    ms.set_context(device_target='CPU', device_id=0)\n"
+        "else:\n    ms.set_device('CPU', 0)\n"
+    )
+    ran = {
+        way: subprocess.run([sys.executable, str(script), way], capture_output=True, text=True, timeout=300)
+        for way in ("set_context", "set_device")
+    }
+    assert ran["set_context"].returncode == 0, ran["set_context"].stderr[-2000:]
+    assert ran["set_device"].returncode != 0 and "runtime has been initialized" in ran["set_device"].stderr

@@ -12,6 +12,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Optional, Union
 
+from ms_migrate.analysis.kernels import first_risk
 from ms_migrate.analysis.names import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
@@ -71,7 +72,12 @@ class DeprecatedApi(Rule):
     branch of an `if`), as `set_context(...)` plus `set_device(target, id)`; and for the target set
     by one call and the id by the next statement (alone, or first under an `if`), as one
     `set_device(target, id)` per path (rules/releases/proofs.json: the same context on both
-    releases).
+    releases). set_device raises once a kernel has run, where set_context took the device
+    (measured on 2.7-2.10), so the device must be set before anything that may run one: in its
+    function, only argument parsing, environment and path helpers, logging, MindSpore's
+    settings, objects of MindSpore's classes and the file's own functions made of those may
+    come first, and a function's calls in the file are looked at the same way
+    (ms_migrate/analysis/kernels.py); otherwise the finding says which line may run one.
     Any other replacement is named in the message, never applied.
     See https://www.mindspore.cn/docs/en/master/api_python/mindspore.ops.html and the release
     notes of each version.
@@ -119,6 +125,14 @@ class DeprecatedApi(Rule):
                 "context.set_context(device_target='Ascend')\n"
                 "init()\n"
                 "context.set_context(device_id=1)\n"
+            ),
+            # set_device raises once a kernel has run, where set_context took the device: a device
+            # set after code that may run one (a network whose __init__ computes) is left.
+            Example(
+                "import mindspore as ms\n"
+                "from model import build_model\n"
+                "model = build_model()\n"
+                "ms.set_context(device_target='GPU')\n"
             ),
         ),
     )
@@ -278,6 +292,11 @@ class _Finder:
             # set_device takes one device per process ("The 'mindspore.set_device' can not be
             # modified", 2.10), where set_context took a new device id each time.
             return f"this file sets the device {settings} times, and set_device takes one per process"
+        first = pair[0] if pair is not None else statement
+        risk = first_risk(self.tree, self.ctx.text, first, self._builds)
+        if risk is not None:
+            # set_device raises once a kernel has run, where set_context took the device (2.7-2.10).
+            return f"set_device must come before any kernel runs, and {risk}"
         reference = module_reference(self.resolver, self.names, "mindspore", scopes)
         if reference is None:
             return "no free name for mindspore"
@@ -290,6 +309,11 @@ class _Finder:
         imports = (reference.new_import,) if reference.new_import else ()
         edits = edits if isinstance(edits, tuple) else (edits,)
         return Fix(edits, "exact", "use mindspore.set_device (the same context)", imports=imports)
+
+    def _builds(self, callee: ast.expr) -> bool:
+        """Whether calling ``callee`` builds an object of a MindSpore class (`ops.Argmax`)."""
+        qualified = self._unscoped_name(callee) or ""
+        return qualified.startswith("mindspore.") and qualified.rpartition(".")[2][:1].isupper()
 
     def _device_pair(self, statement: ast.AST) -> Optional[tuple[ast.stmt, ast.stmt]]:
         """(the call that sets the target, the statement right after it that sets the id: the
