@@ -530,3 +530,18 @@ def test_a_short_runs_first_texts_are_let_through_as_the_word_pattern_would(text
                 assert ms210._matched_positions(probe, catalogue) == positions, probe
     finally:
         ms210._texts_asked = asked
+
+
+def test_a_rename_the_file_cannot_spell_yet_brings_its_import() -> None:
+    """`P.TensorAdd` with only `operations as P` imported: `mindspore.ops.Add` needs a name for
+    mindspore, which the fix imports (it was left unfixed, with no reason given); `P` goes only
+    where nothing else uses it."""
+    rule = rule_for("MS210")
+    head = "from mindspore.ops import operations as P\n\nadd = P.TensorAdd()\n"
+    assert run_rules(head, Version(2, 10), [rule]).text == "import mindspore as ms\n\nadd = ms.ops.Add()\n"
+    kept = head + "relu = P.ReLU()\n"
+    imports = "import mindspore as ms\nfrom mindspore.ops import operations as P\n"
+    assert run_rules(kept, Version(2, 10), [rule]).text == imports + "\nadd = ms.ops.Add()\nrelu = P.ReLU()\n"
+    taken = "from mindspore.ops import operations as P\nms = 1\nmindspore = 2\n\nadd = P.TensorAdd()\n"
+    (finding,) = run_rules(taken, Version(2, 10), [rule]).diagnostics
+    assert finding.fix is None and finding.message.endswith("(not fixed: no free name for mindspore)")

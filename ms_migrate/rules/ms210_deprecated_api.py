@@ -66,8 +66,8 @@ class DeprecatedApi(Rule):
     deprecated modules. A local name that shadows an import is not followed.
 
     Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
-    replacement is the same object, or has the same signature) and the new name can be spelled
-    through the file's own imports; and for `set_context(device_target=..., device_id=...)`, where
+    replacement is the same object, or has the same signature), spelled through the file's own
+    imports or an `import mindspore as ms` the fix adds; and for `set_context(device_target=..., device_id=...)`, where
     it is the only call that sets the device on any path through the file (one call, or one per
     branch of an `if`), as `set_context(...)` plus `set_device(target, id)`; and for the target set
     by one call and the id by the next statement (alone, or first under an `if`), as one
@@ -235,7 +235,9 @@ class _Finder:
                 through = None  # an import of the deprecated module itself: reported there
             if (entry or through) and self.resolver.is_free(root, scopes):
                 if entry is not None:
-                    return self._report(node, entry, f"`{dotted}`", self._use_fix(node, entry, scopes))
+                    fix = self._use_fix(node, entry, scopes)
+                    why = fix if isinstance(fix, str) else ""
+                    return self._report(node, entry, f"`{dotted}`", None if why else fix, why)  # type: ignore[arg-type]
                 return self._report(node, through, f"`{dotted}`")  # type: ignore[arg-type]
             if node.attr not in self.catalogue.tensor_methods or self.resolver.is_free(root, scopes):
                 return None  # an attribute of an import, so not a method of a Tensor value
@@ -423,24 +425,28 @@ class _Finder:
     def _fix(self, edits: list[Edit], entry: Deprecation) -> Fix:
         return Fix(tuple(edits), "exact", f"use {entry.dotted_replacement} (a drop-in rename)")
 
-    def _use_fix(self, node: ast.Attribute, entry: Deprecation, scopes: list[Scope]) -> Optional[Fix]:
+    def _use_fix(self, node: ast.Attribute, entry: Deprecation, scopes: list[Scope]) -> Union[Fix, str, None]:
         new = entry.dotted_replacement
         if not entry.rename or new is None:
             return None
         module, _, name = new.rpartition(".")
         parent = self.resolver.qualified_name(node.value, scopes)
         unused: tuple[str, ...] = ()
+        imports: tuple[str, ...] = ()
         if parent == module:
             spelled = f"{self._segment(node.value)}.{name}"
         else:
             reference = module_reference(self.resolver, self.names, module, scopes)
-            if reference is None or reference.new_import is not None:
-                return None
+            if reference is None:
+                return "no free name for mindspore"
             spelled = f"{reference.expression}.{name}"
             unused = released_name(node.value)  # `P.Pack` -> `ops.Stack`: `P` may be unused now
+            # A file that imports only `mindspore.ops.operations as P` gets `import mindspore`
+            # for `mindspore.ops.Add`, as the set_device split gets it.
+            imports = (reference.new_import,) if reference.new_import else ()
         end = node.end_lineno or node.lineno
         edit = self._edit(node.lineno, node.col_offset, end, node.end_col_offset or 0, spelled)
-        return replace(self._fix([edit], entry), unused=unused)
+        return replace(self._fix([edit], entry), unused=unused, imports=imports)
 
     def _method_fix(self, node: ast.Attribute, entry: Deprecation) -> Optional[Fix]:
         new = entry.dotted_replacement
