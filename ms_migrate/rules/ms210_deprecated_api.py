@@ -67,7 +67,8 @@ class DeprecatedApi(Rule):
 
     Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
     replacement is the same object, or has the same signature), spelled through the file's own
-    imports or an `import mindspore as ms` the fix adds; and for `set_context(device_target=..., device_id=...)`, where
+    imports or an `import mindspore as ms` the fix adds; and for
+    `set_context(device_target=..., device_id=...)`, where
     it is the only call that sets the device on any path through the file (one call, or one per
     branch of an `if`), as `set_context(...)` plus `set_device(target, id)`; and for the target set
     by one call and the id by the next statement (alone, or first under an `if`), as one
@@ -164,6 +165,7 @@ class _Finder:
         self._tensor_candidates: dict[str, bool] = {}
         self._device_facts: Optional[tuple[int, Optional[ast.Call], bool]] = None
         self._device_parents: dict[ast.AST, ast.AST] = {}  # of the nodes _device_settings walked
+        self._risks: dict[int, Optional[str]] = {}  # what may run a kernel before a device setting
 
     # --- what is reported --------------------------------------------------------------------
 
@@ -295,7 +297,9 @@ class _Finder:
             # modified", 2.10), where set_context took a new device id each time.
             return f"this file sets the device {settings} times, and set_device takes one per process"
         first = pair[0] if pair is not None else statement
-        risk = first_risk(self.tree, self.ctx.text, first, self._builds)
+        if id(first) not in self._risks:
+            self._risks[id(first)] = first_risk(self.tree, self.ctx.text, first, self._builds)
+        risk = self._risks[id(first)]
         if risk is not None:
             # set_device raises once a kernel has run, where set_context took the device (2.7-2.10).
             return f"set_device must come before any kernel runs, and {risk}"
