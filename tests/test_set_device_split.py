@@ -199,6 +199,11 @@ def test_a_device_set_before_anything_runs_takes_set_device(text: str) -> None:
             'x = ms.ops.ones((2, 2)) + 1\nms.set_context(device_target="CPU")',
             "line 5 calls `ms.ops.ones` before it",
         ),
+        # the measured crash: a Tensor built, then an operator on it (no call to show the kernel)
+        (
+            'print(ms.Tensor([1.0, 2.0]) + 1)\nms.set_context(device_target="CPU")',
+            "line 5 calls `ms.Tensor` before it",
+        ),
         (
             'def setup():\n    ms.set_context(device_target="CPU")\n\n\nnet = Net()\nsetup()',
             "line 9 calls `Net` before it",

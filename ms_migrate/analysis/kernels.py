@@ -152,8 +152,9 @@ def first_risk(
 ) -> Optional[str]:
     """Why a MindSpore kernel may run before ``statement`` (a statement of ``tree``, parsed from
     ``text``); None when nothing may. ``builds(callee)``: whether a call of it only builds one of
-    MindSpore's own objects (`ops.Argmax(axis=1)`, `nn.Dense(2, 3)`, `Tensor(x)`, a dataset),
-    which starts no runtime (measured on 2.7-2.10)."""
+    MindSpore's own objects (`ops.Argmax(axis=1)`, `nn.Dense(2, 3)`, a dataset), which starts no
+    runtime (measured on 2.7-2.10). It must not answer yes for a Tensor: operators are not
+    calls, and `Tensor(x) + 1` runs a kernel that only the call building the Tensor shows."""
     found = _statement_at(tree, statement.lineno, statement)
     if found is None:
         return f"line {statement.lineno} was not found in its file"  # not seen: a bug of ours, said

@@ -317,9 +317,12 @@ class _Finder:
         return Fix(edits, "exact", "use mindspore.set_device (the same context)", imports=imports)
 
     def _builds(self, callee: ast.expr) -> bool:
-        """Whether calling ``callee`` builds an object of a MindSpore class (`ops.Argmax`)."""
+        """Whether calling ``callee`` builds an object of a MindSpore class (`ops.Argmax`) that
+        is not a tensor: arithmetic on a Tensor runs a kernel, which the kernel check looks for
+        in calls only, so no Tensor may be made before the device is set."""
         qualified = self._unscoped_name(callee) or ""
-        return qualified.startswith("mindspore.") and qualified.rpartition(".")[2][:1].isupper()
+        last = qualified.rpartition(".")[2]
+        return qualified.startswith("mindspore.") and last[:1].isupper() and not last.endswith(_TENSORS)
 
     def _device_pair(self, statement: ast.AST) -> Optional[tuple[ast.stmt, ast.stmt]]:
         """(the call that sets the target, the statement right after it that sets the id: the
@@ -592,6 +595,8 @@ def _short(name: str) -> str:
 
 # A position (line, column) as one int that orders the same, cheaper to compare and bisect.
 _LINE_SHIFT = 32
+# Classes whose objects hold data a kernel computes with (`Tensor`, `Parameter`, `COOTensor`).
+_TENSORS = ("Tensor", "Parameter", "ParameterTuple")
 _DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Nodes that can neither be reported nor hold one that is: a bare name (reported at its import)
 # and a constant (contexts and operators `child_nodes` leaves out already).
