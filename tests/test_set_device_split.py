@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.core.engine import run_rules
 from ms_migrate.facts.versions import Version
+from ms_migrate.frontends.cli import main
 from ms_migrate.rules.ms210_deprecated_api import DeprecatedApi
 
 HEAD = "import os\nimport mindspore as ms\nfrom utils import get_device_id\n\n"
@@ -240,3 +243,116 @@ def test_set_device_after_a_kernel_raises_where_set_context_did_not(tmp_path: Pa
     }
     assert ran["set_context"].returncode == 0, ran["set_context"].stderr[-2000:]
     assert ran["set_device"].returncode != 0 and "runtime has been initialized" in ran["set_device"].stderr
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        # libraries that do not import MindSpore: numpy, pandas, easydict, the standard library
+        "np.random.seed(1)\npd.DataFrame({'a': [1]})\nsys.path.insert(0, '.')\ncfg = edict({'lr': 0.1})",
+        "cfg = yaml.load(open('c.yaml'), Loader=yaml.FullLoader)",
+    ],
+)
+def test_calls_into_libraries_that_do_not_import_mindspore_start_nothing(before: str) -> None:
+    libraries = "import sys\nimport numpy as np\nimport pandas as pd\nimport yaml\n"
+    libraries += "from easydict import EasyDict as edict\n"
+    upgraded, messages = _upgraded(libraries + before + '\nms.set_context(device_target="CPU")')
+    assert 'ms.set_device("CPU")' in upgraded, messages
+
+
+def test_a_thread_may_run_a_kernel() -> None:
+    text = 'import threading\n\nthread = threading.Thread(target=print)\nms.set_context(device_target="CPU")'
+    upgraded, messages = _upgraded(text)
+    assert upgraded == text + "\n"
+    assert any("line 7 calls `threading.Thread` before it" in message for message in messages), messages
+
+
+CONFIG = """\
+import argparse
+import time
+
+from easydict import EasyDict as ed
+
+
+def get_config():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="CPU")
+    args = parser.parse_args()
+    return ed({"device": args.device, "stamp": time.strftime("%H%M%S")})
+
+
+class Config:
+    def __init__(self, device="CPU"):
+        self.device = device
+
+
+class Derived(Config):
+    def __init__(self):
+        super().__init__("CPU")
+        self.lr = 0.1
+
+
+class Scaled(Config):
+    def __init__(self):
+        super().__init__()
+        self.scale = Tensor([2.0]) * 2
+"""
+
+TRAIN = """\
+import mindspore as ms
+from src.config import {name}
+
+
+def main():
+    cfg = {name}()
+    ms.set_context(mode=ms.GRAPH_MODE, device_target=cfg.device)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _project_upgraded(root: Path, name: str) -> tuple[str, list[str]]:
+    (root / "src").mkdir(parents=True, exist_ok=True)
+    (root / "src" / "__init__.py").write_text("")
+    (root / "src" / "config.py").write_text("from mindspore import Tensor\n" + CONFIG)
+    train = root / "train.py"
+    train.write_text(TRAIN.format(name=name))
+    project = ProjectIndex(sorted(root.rglob("*.py")))
+    result = run_rules(train.read_text(), Version(2, 10), [DeprecatedApi()], project, train)
+    return result.text, [item.message for item in result.diagnostics]
+
+
+@pytest.mark.parametrize("name", ["get_config", "Config", "Derived"])
+def test_a_config_helper_of_another_file_is_read_there(tmp_path: Path, name: str) -> None:
+    upgraded, messages = _project_upgraded(tmp_path, name)
+    assert "ms.set_device(cfg.device)" in upgraded and "device_target" not in upgraded, messages
+
+
+def test_a_class_of_another_file_whose_base_computes_is_left(tmp_path: Path) -> None:
+    upgraded, messages = _project_upgraded(tmp_path, "Scaled")
+    assert "device_target=cfg.device" in upgraded
+    reason = "set_device must come before any kernel runs, and line 6 calls `Scaled` before it"
+    assert any(reason in message for message in messages), messages
+
+
+def test_without_the_project_a_helper_of_another_file_is_left() -> None:
+    text, messages = _upgraded(
+        "from src.config import get_config\n\ncfg = get_config()\nms.set_context(device_target=cfg.device)"
+    )
+    assert "device_target=cfg.device" in text
+    assert any("calls `get_config` before it" in message for message in messages), messages
+
+
+def test_a_cached_split_is_not_kept_once_the_helper_it_read_computes(tmp_path: Path) -> None:
+    _project_upgraded(tmp_path, "get_config")
+
+    def check() -> str:
+        result = CliRunner().invoke(main, ["check", "-j", "1", "--target-version", "2.10", str(tmp_path)])
+        return result.stdout
+
+    assert "[*]" in check() and "[*]" in check()  # the second from the cache
+    config = tmp_path / "src" / "config.py"
+    config.write_text(config.read_text().replace("    return ed(", "    Tensor([1.0]) + 1\n    return ed("))
+    assert "line 6 calls `get_config` before it" in check()

@@ -15,7 +15,10 @@ what cannot start the runtime: argument parsing, environment and path helpers, l
 context setters, seeds, and the file's own functions made only of those. Anything else (a
 dataset, a network, `init()`, a function of another module) may, and is named as the reason.
 Imports and definitions are taken to run nothing, and a decorator of the function to prepare,
-not compute (ModelArts' `moxing_wrapper` copies data).
+not compute (ModelArts' `moxing_wrapper` copies data). A call into a library that does not import
+MindSpore (Python's own modules but those that run the caller's code, numpy, easydict, yaml,
+moxing) starts nothing; a function or class of another file of the run (`get_config()` of
+`src/config.py`, `Config(...)`) is read there, through ``definitions``, as one of the file's own.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
-from typing import Optional
+from pathlib import Path
+from typing import Optional, Union
 
-from ms_migrate.analysis.names import FUNCTION_TYPES
+from ms_migrate.analysis.names import FUNCTION_TYPES, NameResolver, dotted_name
 from ms_migrate.diagnostics import line_of, line_starts
 
 # Callables (by the last part of their name) that do not start MindSpore's runtime.
@@ -60,19 +64,60 @@ SAFE_CALLS = frozenset(
         "setUseOpenCL", "setNumThreads",
     }
 )  # fmt: skip
+# Libraries (by top-level package) that do not import MindSpore, so that no call into them can
+# start its runtime: Python's modules that run no code of the caller's (not threading, pickle,
+# importlib, functools), and what model zoos call before they set the device.
+OTHER_LIBRARIES = frozenset(
+    {
+        "argparse", "ast", "base64", "calendar", "codecs", "collections", "configparser", "copy",
+        "csv", "datetime", "distutils", "enum", "errno", "fnmatch", "getpass", "glob", "hashlib",
+        "io", "json", "locale", "logging", "math", "numbers", "os", "pathlib", "platform",
+        "pprint", "random", "re", "shlex", "shutil", "socket", "stat", "string", "struct",
+        "subprocess", "sys", "tarfile", "tempfile", "textwrap", "time", "traceback", "typing",
+        "urllib", "uuid", "warnings", "zipfile",
+        "addict", "cv2", "easydict", "h5py", "matplotlib", "moxing", "numpy", "omegaconf",
+        "pandas", "PIL", "psutil", "scipy", "sklearn", "toml", "tqdm", "yaml",
+    }
+)  # fmt: skip
+# A class whose instances these bases make runs no code of its own but its methods'.
+_PLAIN_BASES = frozenset({"object", "dict", "list", "Exception"})
+# What calling a class runs of it.
+_BUILDING = ("__new__", "__init__", "__post_init__")
 Steps = list[tuple[ast.AST, str]]  # the (node, field) pairs from the module down to a statement
+Definition = Union[ast.FunctionDef, ast.ClassDef]
+# name, the file naming it (None: the file asked about) -> the file that defines it, its tree and
+# text, and the definition; None where the run has no one such definition
+Definitions = Callable[[str, Optional[Path]], Optional[tuple[Optional[Path], ast.Module, str, Definition]]]
 _DEPTH = 3  # a function called by a function called by main(): enough to follow
 
 
 class _Search:
     """One module's answers, with its top-level functions found once."""
 
-    def __init__(self, tree: ast.Module, text: str, builds: Callable[[ast.expr], bool]) -> None:
-        self.tree, self.text, self.builds = tree, text, builds
+    def __init__(
+        self,
+        tree: ast.Module,
+        text: str,
+        resolver: NameResolver,
+        definitions: Optional[Definitions] = None,
+        where: Optional[Path] = None,
+        others: Optional[dict[Optional[Path], _Search]] = None,
+    ) -> None:
+        self.tree, self.text, self.resolver = tree, text, resolver
+        self.definitions, self.where = definitions, where
+        self.others: dict[Optional[Path], _Search] = {} if others is None else others  # by file
+        self.others.setdefault(where, self)
         self.functions = {
             node.name: node for node in _top_level(tree.body) if isinstance(node, FUNCTION_TYPES)
         }
-        self._safe_functions: dict[str, bool] = {}
+        self.classes = {node.name: node for node in _top_level(tree.body) if isinstance(node, ast.ClassDef)}
+        self.from_imported = {  # what may be a function or class of another file of the run
+            alias.asname or alias.name
+            for node in _top_level(tree.body)
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+        self._safe: dict[int, bool] = {}  # by id of a definition
         self._line_starts: Optional[list[int]] = None
 
     def first_risk(self, path: Steps, statement: ast.AST, depth: int = 0) -> Optional[str]:
@@ -132,33 +177,93 @@ class _Search:
         )
         if name is None:
             return False
-        if name in SAFE_CALLS or self.builds(func):
+        if name in SAFE_CALLS or _builds_the_base(func):
             return True
-        function = self.functions.get(name) if isinstance(func, ast.Name) else None
-        if function is None or depth >= _DEPTH:
+        qualified = self._qualified(func)
+        if qualified is not None and (builds(qualified) or qualified.partition(".")[0] in OTHER_LIBRARIES):
+            return True
+        return isinstance(func, ast.Name) and depth < _DEPTH and self._safe_definition(name, depth)
+
+    def _qualified(self, func: ast.expr) -> Optional[str]:
+        """What ``func`` names through the module's imports (no local name shadowing them)."""
+        root, _, rest = (dotted_name(func) or "").partition(".")
+        binding = self.resolver.imports.get(root)
+        if binding is None:
+            return None
+        return f"{binding.qualified}.{rest}" if rest else binding.qualified
+
+    def _safe_definition(self, name: str, depth: int) -> bool:
+        """Whether calling ``name``, a function or class of this file or one it imports from
+        another file of the run, may start no runtime."""
+        search: _Search = self
+        node: Optional[Definition] = self.functions.get(name) or self.classes.get(name)
+        if node is None:
+            if self.definitions is None or name not in self.from_imported:
+                return False
+            found = self.definitions(name, self.where)
+            if found is None:
+                return False
+            where, tree, text, node = found
+            if where not in self.others:
+                _Search(tree, text, NameResolver.for_module(tree, text), self.definitions, where, self.others)
+            search = self.others[where]
+        return search._safe_node(node, depth)
+
+    def _safe_node(self, node: Definition, depth: int) -> bool:
+        if id(node) not in self._safe:
+            self._safe[id(node)] = False  # recursion: not known safe while it is looked at
+            self._safe[id(node)] = self._runs_safely(node, depth + 1)
+        return self._safe[id(node)]
+
+    def _runs_safely(self, node: Definition, depth: int) -> bool:
+        if isinstance(node, ast.FunctionDef):
+            return all(self._unsafe_call(item, depth) is None for item in node.body)
+        # A class: its bases build nothing of their own, nothing but `dataclass` decorates it, and
+        # what an instantiation runs of it (`__init__`, ...) may start nothing.
+        if node.keywords or any(dotted_name(item) != "dataclass" for item in node.decorator_list):
             return False
-        if name not in self._safe_functions:
-            self._safe_functions[name] = False  # recursion: not known safe while it is looked at
-            unsafe = (self._unsafe_call(item, depth + 1) for item in function.body)
-            self._safe_functions[name] = all(item is None for item in unsafe)
-        return self._safe_functions[name]
+        for base in node.bases:
+            qualified = self._qualified(base) or ""
+            if qualified.partition(".")[0] in OTHER_LIBRARIES:
+                continue
+            if not isinstance(base, ast.Name) or depth >= _DEPTH:
+                return False
+            if base.id not in _PLAIN_BASES and not self._safe_definition(base.id, depth):
+                return False
+        built = (item for item in node.body if isinstance(item, FUNCTION_TYPES) and item.name in _BUILDING)
+        return all(self._runs_safely(item, depth) for item in built)  # type: ignore[arg-type]
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def first_risk(
-    tree: ast.Module, text: str, statement: ast.stmt, builds: Callable[[ast.expr], bool]
+    tree: ast.Module,
+    text: str,
+    statement: ast.stmt,
+    resolver: NameResolver,
+    definitions: Optional[Definitions] = None,
 ) -> Optional[str]:
     """Why a MindSpore kernel may run before ``statement`` (a statement of ``tree``, parsed from
-    ``text``); None when nothing may. ``builds(callee)``: whether a call of it only builds one of
-    MindSpore's own objects (`ops.Argmax(axis=1)`, `nn.Dense(2, 3)`, a dataset), which starts no
-    runtime (measured on 2.7-2.10). It must not answer yes for a Tensor: operators are not
-    calls, and `Tensor(x) + 1` runs a kernel that only the call building the Tensor shows."""
+    ``text``, whose imports ``resolver`` knows); None when nothing may. ``definitions`` finds what
+    a name the file imports from another file of the run is there; without it such a call may
+    start the runtime."""
     found = _statement_at(tree, statement.lineno, statement)
     if found is None:
         return f"line {statement.lineno} was not found in its file"  # not seen: a bug of ours, said
-    return _Search(tree, text, builds).first_risk(found[0], statement)
+    return _Search(tree, text, resolver, definitions).first_risk(found[0], statement)
+
+
+def builds(qualified: str) -> bool:
+    """Whether calling ``qualified`` only builds one of MindSpore's own objects
+    (`mindspore.ops.Argmax`, `mindspore.nn.Dense`, a dataset), which starts no runtime (measured
+    on 2.7-2.10). Not a Tensor: operators are not calls, and `Tensor(x) + 1` runs a kernel that
+    only the call building the Tensor shows."""
+    last = qualified.rpartition(".")[2]
+    return qualified.startswith("mindspore.") and last[:1].isupper() and not last.endswith(_TENSORS)
+
+
+_TENSORS = ("Tensor", "Parameter", "ParameterTuple")
 
 
 def _executed(node: ast.AST) -> Iterator[ast.AST]:
@@ -170,6 +275,14 @@ def _executed(node: ast.AST) -> Iterator[ast.AST]:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(item))))
+
+
+def _builds_the_base(func: ast.expr) -> bool:
+    """`super()` or `super().__init__`: only a class's building runs these here, and the check of
+    the class reads its bases' building too."""
+    if isinstance(func, ast.Attribute) and func.attr in _BUILDING:
+        func = func.value.func if isinstance(func.value, ast.Call) else func
+    return isinstance(func, ast.Name) and func.id == "super"
 
 
 def _shown(func: ast.expr) -> str:

@@ -1050,6 +1050,26 @@ class ProjectIndex:
         known = [item for item in found if item is not None]
         return known[0] if len(known) == 1 else None
 
+    def definition(
+        self, name: str, where: Optional[Path] = None
+    ) -> Optional[tuple[Optional[Path], FileFacts, Union[ast.FunctionDef, ast.ClassDef]]]:
+        """The module-level function or class ``name`` means in the file ``where`` (None: the
+        file being migrated), followed through the imports to a file of the run: that file (None:
+        the file being migrated), its facts (its tree and text) and the definition; None unless
+        exactly one."""
+        found: list[tuple[Optional[Path], Union[ast.FunctionDef, ast.ClassDef]]] = []
+        function = self._resolve_function(name, where)
+        if function is not None:
+            found.append(function)
+        for path, item in self.resolve(name, where):
+            tree = self._file(path).tree
+            if item.node is not None and tree is not None and any(node is item.node for node in tree.body):
+                found.append((path, item.node))
+        if len(found) != 1:
+            return None
+        path, node = found[0]
+        return (None if path == self._local_path else path), self._file(path), node
+
     def attribute_signatures(self, class_name: str, attribute: str) -> set[Optional[Signature]]:
         """The construct signatures ``self.<attribute>`` of class ``class_name`` (defined in the
         file being migrated) can have: the class it is built from, or the classes of the argument

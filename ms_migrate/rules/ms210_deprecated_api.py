@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from functools import cached_property
+from pathlib import Path
 from typing import Optional, Union
 
 from ms_migrate.analysis.kernels import first_risk
@@ -22,6 +23,7 @@ from ms_migrate.analysis.names import (
     found_after,
     module_reference,
 )
+from ms_migrate.analysis.project import ProjectIndex
 from ms_migrate.analysis.walk import child_nodes, lines_naming, walk_lines
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
@@ -76,9 +78,11 @@ class DeprecatedApi(Rule):
     releases). set_device raises once a kernel has run, where set_context took the device
     (measured on 2.7-2.10), so the device must be set before anything that may run one: in its
     function, only argument parsing, environment and path helpers, logging, MindSpore's
-    settings, objects of MindSpore's classes and the file's own functions made of those may
-    come first, and a function's calls in the file are looked at the same way
-    (ms_migrate/analysis/kernels.py); otherwise the finding says which line may run one.
+    settings, objects of MindSpore's classes, calls into libraries that do not import MindSpore
+    (numpy, easydict, yaml), and functions and classes made of those (the file's own, or another
+    file's of the run: `get_config()` of src/config.py) may come first, and a function's calls in
+    the file are looked at the same way (ms_migrate/analysis/kernels.py); otherwise the finding
+    says which line may run one.
     Any other replacement is named in the message, never applied.
     See https://www.mindspore.cn/docs/en/master/api_python/mindspore.ops.html and the release
     notes of each version.
@@ -298,7 +302,9 @@ class _Finder:
             return f"this file sets the device {settings} times, and set_device takes one per process"
         first = pair[0] if pair is not None else statement
         if id(first) not in self._risks:
-            self._risks[id(first)] = first_risk(self.tree, self.ctx.text, first, self._builds)
+            self._risks[id(first)] = first_risk(
+                self.tree, self.ctx.text, first, self.resolver, self._definition
+            )
         risk = self._risks[id(first)]
         if risk is not None:
             # set_device raises once a kernel has run, where set_context took the device (2.7-2.10).
@@ -316,13 +322,21 @@ class _Finder:
         edits = edits if isinstance(edits, tuple) else (edits,)
         return Fix(edits, "exact", "use mindspore.set_device (the same context)", imports=imports)
 
-    def _builds(self, callee: ast.expr) -> bool:
-        """Whether calling ``callee`` builds an object of a MindSpore class (`ops.Argmax`) that
-        is not a tensor: arithmetic on a Tensor runs a kernel, which the kernel check looks for
-        in calls only, so no Tensor may be made before the device is set."""
-        qualified = self._unscoped_name(callee) or ""
-        last = qualified.rpartition(".")[2]
-        return qualified.startswith("mindspore.") and last[:1].isupper() and not last.endswith(_TENSORS)
+    def _definition(
+        self, name: str, where: Optional[Path]
+    ) -> Optional[tuple[Optional[Path], ast.Module, str, Union[ast.FunctionDef, ast.ClassDef]]]:
+        """The function or class ``name`` (imported in the file ``where``, None: this one) is in
+        another file of the run, read through the project index (which records the files read
+        for the cache)."""
+        found = self._project.definition(name, where)
+        if found is None or found[1].tree is None:
+            return None
+        path, facts, node = found
+        return path, facts.tree, facts.text, node
+
+    @cached_property
+    def _project(self) -> ProjectIndex:
+        return self.ctx.project.with_local(self.ctx.text, self.ctx.path, self.tree)
 
     def _device_pair(self, statement: ast.AST) -> Optional[tuple[ast.stmt, ast.stmt]]:
         """(the call that sets the target, the statement right after it that sets the id: the
@@ -596,7 +610,6 @@ def _short(name: str) -> str:
 # A position (line, column) as one int that orders the same, cheaper to compare and bisect.
 _LINE_SHIFT = 32
 # Classes whose objects hold data a kernel computes with (`Tensor`, `Parameter`, `COOTensor`).
-_TENSORS = ("Tensor", "Parameter", "ParameterTuple")
 _DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Nodes that can neither be reported nor hold one that is: a bare name (reported at its import)
 # and a constant (contexts and operators `child_nodes` leaves out already).
