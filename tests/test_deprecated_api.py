@@ -545,3 +545,27 @@ def test_a_rename_the_file_cannot_spell_yet_brings_its_import() -> None:
     taken = "from mindspore.ops import operations as P\nms = 1\nmindspore = 2\n\nadd = P.TensorAdd()\n"
     (finding,) = run_rules(taken, Version(2, 10), [rule]).diagnostics
     assert finding.fix is None and finding.message.endswith("(not fixed: no free name for mindspore)")
+
+
+MS_FUNCTION = "from mindspore.common.api import ms_function\n\n\n"
+
+
+def test_a_module_is_not_moved_under_a_name_the_target_has_in_neither() -> None:
+    """`ms_function` is in neither api module of 2.10: moved, the import would fail as before,
+    and MS211 would no longer say so."""
+    text = MS_FUNCTION + "def body(x):\n    return x\n\n\ng = ms_function(body, input_signature=None)\n"
+    result = run_rules(text, Version(2, 10), [rule_for("MS210"), rule_for("MS211")])
+    assert result.text == text
+    messages = {item.code: item.message for item in result.diagnostics}
+    assert messages["MS210"].endswith("(not fixed: `ms_function` is not in MindSpore 2.10)")
+    assert "`mindspore.common.api.ms_function` is not in MindSpore 2.10" in messages["MS211"]
+
+
+def test_a_module_moves_once_the_name_it_was_waiting_for_is_renamed() -> None:
+    """MS211 renames the import to `jit as ms_function` on the first pass; MS210 moves the module
+    on the next, and its finding is reported fixed."""
+    text = MS_FUNCTION + "@ms_function\ndef body(x):\n    return x\n"
+    result = run_rules(text, Version(2, 10), [rule_for("MS210"), rule_for("MS211")])
+    assert result.text.startswith("from mindspore.graph.api import jit as ms_function\n")
+    assert sorted(item.code for item in result.fixed) == ["MS210", "MS211"]
+    assert all(item.fixable and "not fixed" not in item.message for item in result.diagnostics)

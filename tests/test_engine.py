@@ -61,7 +61,17 @@ def test_reporting_without_fixes_finds_the_same_and_never_parses_with_libcst(cas
     def found(result):  # type: ignore[no-untyped-def]
         return [(item.code, item.line, item.message) for item in result.diagnostics]
 
-    assert found(reported) == found(fixed)
+    # A site another fix made fixable (MS211 renames `ms_function` in an import, then MS210 moves
+    # it) is reported as `check` sees it, with its reason, and by `upgrade` as the pass that
+    # fixed it does: the same site, its message without the reason.
+    later = {(item.code, item.line) for item in fixed.fixed if item.fix is not None and not item.fix.edits}
+    assert [item[:2] for item in found(reported)] == [item[:2] for item in found(fixed)]
+    assert [item for item in found(reported) if item[:2] not in later] == [
+        item for item in found(fixed) if item[:2] not in later
+    ]
+    for code, line, message in found(reported):
+        if (code, line) in later:
+            assert "(not fixed: " in message
 
 
 def test_fixes_of_several_rules_apply_together_and_reach_a_fixed_point() -> None:

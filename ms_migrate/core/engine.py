@@ -166,9 +166,20 @@ def _run_rules(
     skipped = [item for item in diagnostics if item.fix is not None and item.fix not in fixes]
     if skipped:  # fixes that overlapped one applied: the rules run again on the fixed text
         new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined, written_for)
-        fixed += _fixed_later(skipped, later)
+        fixed += _fixed_later(skipped, Counter(item.code for item in later))
     moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
     problem, after = _validate(new_text, target, applicable, path, project, moved, written_for)
+    if problem is not None and not skipped and any(item.fix is not None for item in after):
+        # A fix another one made possible: MS211 renames `ms_function` in an import, and then
+        # MS210 may move the import to the module that replaces it. The finding the first pass
+        # reported with its reason is the one fixed.
+        new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined, written_for)
+        moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
+        problem, after = _validate(new_text, target, applicable, path, project, moved, written_for)
+        if problem is None:
+            enabled = _enabled_later([item for item in diagnostics if item.fix is None], later)
+            diagnostics = [enabled.get(id(item), item) for item in diagnostics]
+            fixed += enabled.values()
     if problem is None:
         superseded = _superseded_dropped(text, diagnostics, fixed, applied, lambda: _spans(new_text, after))
         return FileResult(new_text, superseded, fixed)
@@ -197,12 +208,12 @@ def _fix_loop(
     project: ProjectIndex,
     declined: frozenset[tuple[str, int]],
     written_for: Optional[Version] = None,
-) -> tuple[str, Counter[str]]:
+) -> tuple[str, list[Diagnostic]]:
     """Run the rules on ``text`` (the first pass's output) and apply their fixes until none is
     left, at most MAX_PASSES in all; ``stages`` gains each pass's edits. Returns the text and
-    how many sites of each code the later passes fixed. Validation decides whether any of it is
-    kept."""
-    later: Counter[str] = Counter()
+    the findings whose fixes the later passes applied (at their places in the text of their
+    pass). Validation decides whether any of it is kept."""
+    later: list[Diagnostic] = []
     for _ in range(MAX_PASSES - 1):
         applicable = [rule for rule in rules if rule.selected_for(text, target, written_for)]
         moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
@@ -215,10 +226,27 @@ def _fix_loop(
         fixes = _non_overlapping(again)
         if not fixes:
             break
-        later.update(item.code for item in again if item.fix in fixes)
+        later += [item for item in again if item.fix in fixes]
         text, more = _applied(text, fixes)
         stages += more
     return text, later
+
+
+def _enabled_later(unfixed: list[Diagnostic], later: list[Diagnostic]) -> dict[int, Diagnostic]:
+    """Of the first pass's findings left with a reason, those a later pass fixed once an earlier
+    fix made it possible, matched by code in order: by id, each as the later pass reported it,
+    at its place in the input. Its fix has no edits to show there: they were made on a later
+    pass's text."""
+    waiting: dict[str, list[Diagnostic]] = {}
+    for item in unfixed:
+        waiting.setdefault(item.code, []).append(item)
+    found: dict[int, Diagnostic] = {}
+    for item in later:
+        if waiting.get(item.code) and item.fix is not None:
+            first = waiting[item.code].pop(0)
+            applied = Fix((), item.fix.safety, item.fix.description)
+            found[id(first)] = replace(first, message=item.message, fix=applied, replacement=item.replacement)
+    return found
 
 
 def _fixed_later(skipped: list[Diagnostic], later: Counter[str]) -> list[Diagnostic]:

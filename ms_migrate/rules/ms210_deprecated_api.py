@@ -24,7 +24,7 @@ from ms_migrate.analysis.names import (
     module_reference,
 )
 from ms_migrate.analysis.project import ProjectIndex
-from ms_migrate.analysis.walk import child_nodes, lines_naming, walk_lines
+from ms_migrate.analysis.walk import child_nodes, lines_naming, walk, walk_lines
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, line_of, line_starts, source_lines
 from ms_migrate.facts.deprecations import (
@@ -69,7 +69,9 @@ class DeprecatedApi(Rule):
 
     Fix safety: exact, and offered only where the catalogue proves a drop-in rename (the
     replacement is the same object, or has the same signature), spelled through the file's own
-    imports or an `import mindspore as ms` the fix adds; and for
+    imports or an `import mindspore as ms` the fix adds (a module is not moved while the file
+    takes a name from it that the target has in neither module, `ms_function`: the import would
+    fail as before, and MS211 would no longer report it); and for
     `set_context(device_target=..., device_id=...)`, where
     it is the only call that sets the device on any path through the file (one call, or one per
     branch of an `if`), as `set_context(...)` plus `set_device(target, id)`; and for the target set
@@ -208,15 +210,17 @@ class _Finder:
             for alias in node.names:
                 entry = self.catalogue.module_of(alias.name)
                 if entry is not None:
-                    yield self._report(alias, entry, f"`import {alias.name}`", self._module_fix(alias, entry))
+                    fix = self._module_fix(alias, entry)
+                    why = fix if isinstance(fix, str) else ""
+                    yield self._report(alias, entry, f"`import {alias.name}`", None if why else fix, why)  # type: ignore[arg-type]
             return
         if node.level or not node.module:
             return
         module = self.catalogue.module_of(node.module)
         if module is not None:
-            yield self._report(
-                node, module, f"`from {node.module} import`", self._from_module_fix(node, module)
-            )
+            fix = self._from_module_fix(node, module)
+            why = fix if isinstance(fix, str) else ""
+            yield self._report(node, module, f"`from {node.module} import`", None if why else fix, why)  # type: ignore[arg-type]
             return
         for alias in node.names:
             qualified = f"{node.module}.{alias.name}"
@@ -494,17 +498,30 @@ class _Finder:
         spelled = name if alias.asname is not None else f"{name} as {alias.name}"
         return self._fix([self._edit(alias.lineno, start, alias.lineno, end, spelled)], entry)
 
-    def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Optional[Fix]:
+    def _module_fix(self, alias: ast.alias, entry: Deprecation) -> Union[Fix, str, None]:
         new = entry.dotted_replacement
         if not entry.rename or new is None or alias.asname is None or alias.name != entry.name:
             return None
+        used = {
+            node.attr
+            for node in walk(self.tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == alias.asname
+        }
+        lost = self._not_in_target(alias.name, new, used)
+        if lost is not None:
+            return lost
         start = alias.col_offset
         return self._fix([self._edit(alias.lineno, start, alias.lineno, start + len(alias.name), new)], entry)
 
-    def _from_module_fix(self, node: ast.ImportFrom, entry: Deprecation) -> Optional[Fix]:
+    def _from_module_fix(self, node: ast.ImportFrom, entry: Deprecation) -> Union[Fix, str, None]:
         new = entry.dotted_replacement
         if not entry.rename or new is None or node.module not in entry.names:
             return None
+        lost = self._not_in_target(node.module, new, {alias.name for alias in node.names})
+        if lost is not None:
+            return lost
         segment = self._segment(node)
         offset = segment.find(node.module or "", len("from"))
         if offset < 0 or "\n" in segment[:offset]:
@@ -514,6 +531,20 @@ class _Finder:
             node.lineno, start, node.lineno, start + len((node.module or "").encode("utf-8")), new
         )
         return self._fix([edit], entry)
+
+    def _not_in_target(self, old: str, new: str, names: Iterable[str]) -> Optional[str]:
+        """Why a name the file takes from module ``old`` keeps it from moving to ``new``: one that
+        the target has in neither (`ms_function`, which MS211 reports where it is imported: after
+        the move it would fail to import all the same, and go unreported)."""
+        facts = api_facts()
+        target = self.ctx.target
+        for name in sorted(names):
+            if facts is not None and False in (
+                facts.has_name(f"{old}.{name}", target),
+                facts.has_name(f"{new}.{name}", target),
+            ):
+                return f"`{name}` is not in MindSpore {target}"
+        return None
 
     # --- facts about the file ----------------------------------------------------------------
 
