@@ -154,6 +154,9 @@ def test_ms203_follows_cells_and_methods_of_the_file(tail: str, flagged: bool) -
         ("loss, logits.argmax(-1)", False),
         ("loss, ops.equal(logits, 0)", False),
         ("loss, reg_loss", False),  # a second loss: the sum may be the objective
+        ("loss, loss", True),  # but not the first one again: twice its gradient
+        ("loss + reg_loss, reg_loss", True),  # nor a part of the first
+        ("loss + reg_loss, stopped", False),
         ("loss, outputs['pred_labels']", False),
         ("loss, 0", False),
     ],

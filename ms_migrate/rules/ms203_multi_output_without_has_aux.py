@@ -124,6 +124,11 @@ class MultiOutputWithoutHasAux(Rule):
             Example(CELL + "net = Net()\ngrads = ops.grad(net, None, net.trainable_params())(x)\n"),
             Example(TRAIN_STEP),
             Example(
+                "import mindspore as ms\n\n\ndef forward_fn(x):\n    loss_a = (x * x).sum()\n"
+                "    loss_b = x.sum()\n    loss = loss_a + loss_b\n    return loss, loss_a, loss_b\n\n\n"
+                "grads = ms.grad(forward_fn)(x)\n"
+            ),
+            Example(
                 "from mindspore.ops import composite as C\n\n"
                 "grads = C.GradOperation()(lambda x: (x * x, x + 1))(x)\n",
                 "1.5",
@@ -142,23 +147,29 @@ class MultiOutputWithoutHasAux(Rule):
             if tuples is None:
                 continue
             extras = [
-                item for items in tuples for item in items[1:] if _carries_gradient(item, function, ctx)
+                item
+                for items in tuples
+                for item in items[1:]
+                if _carries_gradient(item, function, ctx, items[0])
             ]
             if not extras or site.fn is None:
                 continue
             yield self.diagnostic(site.fn, _message(site.api, function, tuples, extras, ctx))
 
 
-def _carries_gradient(output: ast.expr, function: Differentiated, ctx: FileContext) -> bool:
+def _carries_gradient(output: ast.expr, function: Differentiated, ctx: FileContext, first: ast.expr) -> bool:
     """Whether an extra output may add its own gradient. Not: a constant, an input passed
     through, a tensor's metadata, a comparison, an index (`argmax`), a `stop_gradient`; nor an
     output named like a label, a mask or an index (`out["pred_labels"]`, `correct`), nor a second
     loss, whose sum with the first may well be the intended objective (`return actor_loss,
-    entropy_loss`)."""
+    entropy_loss`), unless the first output is made of it: `return loss, loss_a, loss_b` after
+    `loss = loss_a + loss_b` (or `return loss, loss`) differentiates twice the loss."""
     value = output
     if isinstance(output, ast.Name):
         if output.id in function.params:
             return False
+        if _part_of(output.id, first, function):
+            return not is_stop_gradient(output, function.function, ctx)
         value = local_value(function.function, output.id) or output
     if _named_without_gradient(output) or _named_without_gradient(value):
         return False
@@ -169,6 +180,19 @@ def _carries_gradient(output: ast.expr, function: Differentiated, ctx: FileConte
     if isinstance(value, ast.Call) and _callee_name(value.func).lower().startswith(_INDEX_OPS):
         return False
     return not is_stop_gradient(output, function.function, ctx)
+
+
+def _part_of(name: str, first: ast.expr, function: Differentiated) -> bool:
+    """Whether the first output is ``name`` or is computed from it (in its expression, or in the
+    one assignment of the local it returns)."""
+    if isinstance(first, ast.Name):
+        if first.id == name:
+            return True
+        value = local_value(function.function, first.id)
+        if value is None:
+            return False
+        first = value
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(first))
 
 
 def _named_without_gradient(node: ast.expr) -> bool:
