@@ -151,3 +151,31 @@ def test_a_file_only_a_change_of_meaning_rule_could_flag_is_not_parsed_without_a
     assert parsing.prechecks == before
     migrate_text(text, Version(2, 10), written_for=Version(1, 10))
     assert parsing.prechecks == before + 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (("check", "--from-version", "3.0"), "from-version 3.0: no MindSpore newer than"),
+        (
+            ("upgrade", "--target-version", "1.10", "--from-version", "2.10"),
+            "from-version 2.10 is newer than the target 1.10: `ms-migrate downgrade --target-version 1.10`",
+        ),
+        (
+            ("downgrade", "--target-version", "1.10", "--from-version", "1.8"),
+            "from-version 1.8 is older than the target 1.10: `ms-migrate upgrade --target-version 1.10`",
+        ),
+    ],
+)
+def test_a_from_version_on_the_wrong_side_or_unknown_is_refused(
+    project: Path, arguments: tuple[str, ...], said: str
+) -> None:
+    done = _run(project, *arguments, "probe.py")
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert (project / "probe.py").read_text() == PROBE
+
+
+def test_check_of_code_newer_than_its_target_says_how_to_rewrite_it(project: Path) -> None:
+    done = _run(project, "check", "--target-version", "1.10", "--from-version", "2.10", "probe.py")
+    assert done.returncode in (0, 1)
+    assert "newer than the target 1.10; to rewrite it for 1.10, use `ms-migrate downgrade" in done.stderr

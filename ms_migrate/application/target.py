@@ -72,12 +72,45 @@ def resolve_target(
     else:
         target, source = _default(detected, needs_target, err)
     _say_what_is_known_of(target, err)
+    if from_version is not None:
+        _check_written_for(from_version, target, needs_target, reads_only, err)
     written_for = from_version
     if written_for is None and detected is not None and detected.version not in (None, target):
         written_for = detected.version
     if written_for is None and (detected is None or detected.version is None):
         _say_meaning_unmeasured(err)
     return target, source, written_for
+
+
+def _check_written_for(
+    written_for: Version, target: Version, downgrading: bool, reads_only: bool, err: Stream
+) -> None:
+    """The release the code is written for is one the tables know, and on the side of the target
+    the command goes from: an upgrade from a newer release than its target, or a downgrade from
+    an older one, would report each change of meaning backwards."""
+    newest = newest_known()
+    if written_for > newest:
+        raise TargetError(
+            f"from-version {written_for}: no MindSpore newer than {newest} is known, so nothing says "
+            "what code written for it means"
+        )
+    if reads_only:
+        if written_for > target:
+            err.print(
+                f"warning: the code is written for MindSpore {written_for}, newer than the target "
+                f"{target}; to rewrite it for {target}, use `ms-migrate downgrade --target-version {target}`"
+            )
+        return
+    if not downgrading and written_for > target:
+        raise TargetError(
+            f"from-version {written_for} is newer than the target {target}: `ms-migrate downgrade "
+            f"--target-version {target}` rewrites code for an older release"
+        )
+    if downgrading and written_for < target:
+        raise TargetError(
+            f"from-version {written_for} is older than the target {target}: `ms-migrate upgrade "
+            f"--target-version {target}` rewrites code for a newer release"
+        )
 
 
 def _say_meaning_unmeasured(err: Stream) -> None:
