@@ -151,7 +151,7 @@ def _grouped(releases_of: dict[str, list[str]], order: list[str]) -> dict[str, l
 
 
 # Modules whose callables' signatures the meaning rules read (nn.Dropout's keep_prob and p).
-MEANING_MODULES = ("mindspore.nn",)
+MEANING_MODULES = ("mindspore.nn", "mindspore.ops")
 
 
 def signature_modules(moves: list[dict[str, Any]]) -> tuple[str, ...]:

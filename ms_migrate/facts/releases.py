@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any, Callable, Optional
@@ -253,7 +253,7 @@ def binds_alike(
     new_named = {parameter[0]: parameter for parameter in new}
     passed: set[str] = set()
     for index in range(len(call.args)):
-        before, after = _positional(old, index), _positional(new, index)
+        before, after = positional_parameter(old, index), positional_parameter(new, index)
         if before is None or after is None:
             return f"positional argument {index + 1} has no positional parameter on one side"
         if (before[1] == "VAR_POSITIONAL") != (after[1] == "VAR_POSITIONAL"):
@@ -284,7 +284,7 @@ def _takes_kwargs(*sides: tuple[Parameter, ...]) -> bool:
     return all(any(kind == "VAR_KEYWORD" for _, kind, _ in side) for side in sides)
 
 
-def _positional(parameters: tuple[Parameter, ...], index: int) -> Optional[Parameter]:
+def positional_parameter(parameters: Sequence[Parameter], index: int) -> Optional[Parameter]:
     """The parameter a positional argument at ``index`` binds to: a named one, or *args."""
     for position, parameter in enumerate(parameters):
         if parameter[1] == "VAR_POSITIONAL":

@@ -1,0 +1,213 @@
+"""MS226: a call of MindSpore's whose arguments bind, or whose defaults are, otherwise on the target.
+
+The releases' own signatures say it (rules/releases/api.json, read from each release by
+`python -m ms_migrate.catalogue releases`): `ops.split(x, 1, 1)` splits along axis 1 into one
+piece on 1.10 (`input_x, axis, output_num`) and into pieces of size 1 along axis 1 on 2.10
+(`tensor, split_size_or_sections, axis`); `ops.max(x)` reduces axis 0 on 1.10 and every axis on
+2.10; `nn.Dense(2, 3)` draws its weights from `'normal'` on 1.10 and He-uniform (`None`) on 2.10.
+The call runs on both, and gives other numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Optional
+
+from ms_migrate.context import FileContext
+from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.facts.releases import KEYWORD, ApiFacts, Parameter, api_facts, positional_parameter
+from ms_migrate.facts.versions import Version
+from ms_migrate.rules.base import Example, Examples, Rule
+from ms_migrate.rules.ms220_dropout_keep_prob import DROPOUT
+
+# Spellings of one parameter that releases renamed without changing what it is: compared
+# without underscores, case or a plural `s` (`keep_dims`, `keepdims`, `keepdim`), and `dim` as
+# `axis`. Any other name at a position is another parameter.
+_SAME_AS = {"dim": "axis"}
+_SHOWN = 3  # differences listed in one finding; the rest are counted
+
+
+class CallMeansOtherwise(Rule):
+    """A call of a MindSpore function or class (`mindspore.ops`, `mindspore.nn` and the names the
+    catalogue of moves reads) whose arguments bind to other parameters, or which leaves out a
+    parameter whose default differs, on the target than on the release the code is written for.
+
+    Three differences are reported, each read from both releases' signatures: a positional
+    argument after the first that lands on another parameter, one of the two being at another
+    place on the other side (`ops.split(x, 1, 1)`: `axis` on 1.10, `split_size_or_sections` on
+    2.10, where `axis` is third); a parameter the call leaves out whose default differs
+    (`nn.Dense`'s `weight_init`, `'normal'` on 1.10 and `None`, He-uniform, on 2.10); and a
+    keyword the target does not take (a TypeError there). A parameter that only changed its name
+    is the same one (`x2` and `other`; `keep_dims`, `keepdims`; `dim` for `axis`), and so are
+    defaults that differ in case or say "none" either way (`()` and `None`). What a signature does
+    not show is not seen: a return value in another order (`ops.max` returns `(indices, values)`
+    on 1.x), or a parameter dropped for another (`ops.std`'s `unbiased` for `ddof`); and a new
+    default that does what the old one did is reported all the same (`TrainOneStepCell`'s `sens`:
+    None on 2.x differentiates as 1.0 did).
+
+    The release the code is written for is the project's pin below the target or `from-version`;
+    without it the rule is silent. A call with `*args` or `**kwargs` is left alone, and so is
+    `nn.Dropout`, which MS220 rewrites. Nothing is fixed: passing the old default keeps the old
+    meaning only where nothing else changed (`nn.Dense(2, 3, weight_init='normal')`), which the
+    signatures cannot tell (`ops.max(x, axis=0)` still returns its pair in 2.x's order).
+    See https://www.mindspore.cn/docs/en/r2.0/RELEASE.html and the release notes of each version.
+    """
+
+    code = "MS226"
+    title = "a MindSpore call whose arguments or defaults mean something else on the target"
+    kind = "lint"
+    severity = Severity.WARNING
+    compares_releases = True
+    prefilter = ("mindspore",)
+    examples = Examples(
+        valid=(
+            Example("from mindspore import ops\nparts = ops.split(x, 1, 1)\n", written_for="2.7"),
+            Example("from mindspore import ops\nproduct = ops.matmul(a, b)\n", written_for="1.10"),
+            Example(
+                "from mindspore import nn\ndense = nn.Dense(2, 3, weight_init='normal', bias_init='zeros')\n",
+                written_for="1.10",
+            ),
+            Example("from mindspore import ops\nparts = ops.split(x, 1, 1)\n"),
+        ),
+        invalid=(
+            Example("from mindspore import ops\nparts = ops.split(x, 1, 1)\n", written_for="1.10"),
+            Example("from mindspore import ops\nlargest = ops.max(x)\n", written_for="1.10"),
+            Example("from mindspore import nn\ndense = nn.Dense(2, 3)\n", written_for="1.10"),
+        ),
+    )
+
+    def applies_to(self, text: str, target: Version) -> bool:
+        return target in self.targets and "mindspore" in text and _calls_any_changed(text)
+
+    def check(self, ctx: FileContext) -> Iterable[Diagnostic]:
+        facts = api_facts()
+        written_for = ctx.written_for
+        if facts is None or written_for is None or written_for == ctx.target:
+            return
+        changed = _changed(facts, written_for, ctx.target)
+        for call in ctx.calls_to(changed):
+            dotted = ctx.qualified_name(call.func) or ""
+            old, new = changed[dotted]
+            found = differences(old, new, call, written_for, ctx.target)
+            if found:
+                shown = "; ".join(found[:_SHOWN]) + (
+                    f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+                )
+                message = (
+                    f"`{dotted.replace('mindspore.', '', 1)}` means something else on MindSpore {ctx.target} "
+                    f"than on {written_for}, which this code is written for: {shown}"
+                )
+                yield self.diagnostic(call.func, message)
+
+
+def _calls_any_changed(text: str) -> bool:
+    """Whether ``text`` calls something by the last part of a name whose signature is not the
+    same on every release that has it: a file that calls none is not parsed for this rule."""
+    pattern = _changed_calls()
+    return pattern is not None and pattern.search(text) is not None
+
+
+@cache
+def _changed_calls() -> Optional[re.Pattern[str]]:
+    facts = api_facts()
+    names = {
+        dotted.rpartition(".")[2]
+        for dotted in (facts.signatures if facts is not None else ())
+        if len({parameters for _, parameters in facts.signatures[dotted]}) > 1 and dotted not in DROPOUT  # type: ignore[union-attr]
+    }
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(") if names else None
+
+
+Changed = dict[str, tuple[tuple[Parameter, ...], tuple[Parameter, ...]]]
+_CHANGED: dict[tuple[Version, Version], Changed] = {}  # of the one ApiFacts: per pair of releases
+
+
+def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
+    """Each callable whose signature on ``target`` is not the one on ``written_for``, with both."""
+    key = (written_for, target)
+    if key not in _CHANGED:
+        found = {}
+        for dotted in facts.signatures:
+            old, new = facts.signature(dotted, written_for), facts.signature(dotted, target)
+            if old is not None and new is not None and old != new and dotted not in DROPOUT:
+                found[dotted] = (old, new)
+        _CHANGED[key] = found
+    return _CHANGED[key]
+
+
+def differences(
+    old: Sequence[Parameter], new: Sequence[Parameter], call: ast.Call, written_for: Version, target: Version
+) -> list[str]:
+    """What ``call`` does otherwise with the ``new`` signature than with the ``old`` one."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords):
+        return []
+    found: list[str] = []
+    passed: set[str] = set()
+    old_places = {_role(name): place for place, (name, _, _) in enumerate(old)}
+    new_places = {_role(name): place for place, (name, _, _) in enumerate(new)}
+    for index in range(len(call.args)):
+        before, after = positional_parameter(old, index), positional_parameter(new, index)
+        if before is None or "VAR_POSITIONAL" in (before[1], after[1] if after else ""):
+            return found  # the old side took no such argument, or took any number
+        passed.add(_role(before[0]))
+        if after is None:
+            found.append(f"MindSpore {target} takes no argument {index + 1}")
+        elif index and _moved(_role(before[0]), _role(after[0]), old_places, new_places):
+            found.append(
+                f"argument {index + 1} is `{before[0]}` on {written_for} and `{after[0]}` on {target}"
+            )
+    new_named = {_role(name): (name, kind, default) for name, kind, default in new}
+    takes_any = any(kind == "VAR_KEYWORD" for _, kind, _ in new)
+    for keyword in call.keywords:
+        name = keyword.arg or ""
+        passed.add(_role(name))
+        if name in {item[0] for item in old} and name not in {item[0] for item in new} and not takes_any:
+            spelled = new_named.get(_role(name))
+            found.append(
+                f"`{name}=` is no parameter on {target}" + (f" (`{spelled[0]}=`)" if spelled else "")
+            )
+    for name, kind, default in old:
+        counterpart = new_named.get(_role(name))
+        if default is None or kind.startswith("VAR_") or _role(name) in passed or counterpart is None:
+            continue
+        if counterpart[1] in KEYWORD and not _same_default(default, counterpart[2]):
+            found.append(f"`{name}` defaults to {default} on {written_for} and {counterpart[2]} on {target}")
+    return found
+
+
+def _moved(before: str, after: str, old_places: dict[str, int], new_places: dict[str, int]) -> bool:
+    """Whether an argument landing on ``before`` (old) and ``after`` (new) finds another
+    parameter there: one of the two is at another place on the other side (`ops.split`'s `axis`,
+    second on 1.10 and third on 2.10). A name that only changed (`x2`, `other`) is a rename."""
+    return before != after and (
+        new_places.get(before, old_places[before]) != old_places[before]
+        or old_places.get(after, new_places[after]) != new_places[after]
+    )
+
+
+def _same_default(old: Optional[str], new: Optional[str]) -> bool:
+    """Defaults that mean the same: equal, a string in other case (`'valid'`, `'VALID'`), or no
+    value either way (`()`, `None`: every axis)."""
+    if old == new:
+        return True
+    if old is None or new is None:
+        return False
+    return old.lower() == new.lower() or {old, new} <= _NOTHING
+
+
+_NOTHING = {"None", "()", "[]"}
+
+
+def _role(name: str) -> str:
+    """What a parameter is, across the spellings releases gave it."""
+    plain = name.replace("_", "").lower()
+    if plain.endswith("s") and not plain.endswith(("is", "ss", "us")) and len(plain) > 3:
+        plain = plain[:-1]  # `keepdims`, `keepdim`; not `axis`, `bias`
+    return _SAME_AS.get(plain, plain)
+
+
+def _roles(parameters: Sequence[Parameter]) -> set[str]:
+    return {_role(name) for name, _, _ in parameters}

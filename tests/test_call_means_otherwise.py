@@ -1,0 +1,96 @@
+"""MS226: a call whose arguments bind, or whose defaults are, otherwise on the target than on the
+release the code is written for, read from both releases' signatures (rules/releases/api.json)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from ms_migrate.core.engine import run_rules
+from ms_migrate.facts.versions import Version
+from ms_migrate.rules.base import rule_for
+from ms_migrate.rules.ms226_call_means_otherwise import differences
+
+HEAD = "import mindspore as ms\nfrom mindspore import nn, ops\n\n"
+
+
+def _messages(line: str, written_for: str | None = "1.10", target: str = "2.10") -> list[str]:
+    result = run_rules(
+        HEAD + line + "\n",
+        Version.parse(target),
+        [rule_for("MS226")],
+        written_for=None if written_for is None else Version.parse(written_for),
+    )
+    assert result.text == HEAD + line + "\n"  # reported, never rewritten
+    return [item.message for item in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        # an argument that lands on a parameter which moved: split's axis is third on 2.x
+        ("parts = ops.split(x, 1, 1)", "argument 2 is `axis` on 1.10 and `split_size_or_sections` on 2.10"),
+        ("parts = ms.ops.split(x, 1, 1)", "argument 3 is `output_num` on 1.10 and `axis` on 2.10"),
+        ("n = ops.norm(x, 1)", "argument 2 is `axis` on 1.10 and `ord` on 2.10"),
+        # a default the call leaves to the release
+        ("largest = ops.max(x)", "`axis` defaults to 0 on 1.10 and None on 2.10"),
+        ("dense = nn.Dense(2, 3)", "`weight_init` defaults to 'normal' on 1.10 and None on 2.10"),
+        ("loss = nn.BCELoss()", "`reduction` defaults to 'none' on 1.10 and 'mean' on 2.10"),
+        # a keyword the target no longer takes, with the spelling it takes where there is one
+        ("index = ops.argmax(x, axis=1)", "`axis=` is no parameter on 2.10 (`dim=`)"),
+    ],
+)
+def test_a_call_that_means_something_else_on_the_target_says_what(line: str, said: str) -> None:
+    (message,) = _messages(line)
+    assert said in message and "which this code is written for" in message, message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "product = ops.matmul(a, b)",  # `x2` renamed `other`: the same parameter
+        "largest = ops.max(x, 1, True)",  # `keep_dims` renamed `keepdims`
+        "mean = ops.mean(x)",  # `()` and `None`: every axis either way
+        "pool = ops.AvgPool(2, 2)",  # 'valid' and 'VALID'
+        "dense = nn.Dense(2, 3, weight_init='normal', bias_init='zeros')",
+        "parts = ops.split(*arguments)",  # what binds where is not known
+        "dropout = nn.Dropout(0.9)",  # MS220's
+        "parts = split(x, 1, 1)",  # not MindSpore's
+    ],
+)
+def test_a_call_that_binds_alike_is_not_reported(line: str) -> None:
+    assert _messages(line) == []
+
+
+def test_without_the_release_the_code_is_written_for_nothing_is_compared() -> None:
+    assert _messages("parts = ops.split(x, 1, 1)", written_for=None) == []
+    assert _messages("parts = ops.split(x, 1, 1)", written_for="2.10") == []
+
+
+def test_code_written_for_a_newer_release_is_compared_the_other_way() -> None:
+    (message,) = _messages("parts = ops.split(x, 1, 1)", written_for="2.10", target="1.10")
+    assert "argument 2 is `split_size_or_sections` on 2.10 and `axis` on 1.10" in message
+
+
+def _call(text: str) -> ast.Call:
+    call = ast.parse(text).body[0].value  # type: ignore[attr-defined]
+    assert isinstance(call, ast.Call)
+    return call
+
+
+POSITIONAL = "POSITIONAL_OR_KEYWORD"
+
+
+def test_every_default_that_differs_is_listed() -> None:
+    old = tuple((name, POSITIONAL, "1") for name in "abcde")
+    new = tuple((name, POSITIONAL, "2") for name in "abcde")
+    found = differences(old, new, _call("f()"), Version(1, 10), Version(2, 10))
+    assert len(found) == 5 and found[0] == "`a` defaults to 1 on 1.10 and 2 on 2.10"
+
+
+def test_an_argument_the_target_has_no_place_for_is_said() -> None:
+    old = (("x", POSITIONAL, None), ("y", POSITIONAL, "0"))
+    new = (("x", POSITIONAL, None), ("y", "KEYWORD_ONLY", "0"))
+    found = differences(old, new, _call("f(a, 1)"), Version(1, 10), Version(2, 10))
+    assert found == ["MindSpore 2.10 takes no argument 2"]
