@@ -16,13 +16,14 @@ HEAD = "import mindspore as ms\nfrom mindspore import nn, ops\n\n"
 
 
 def _messages(line: str, written_for: str | None = "1.10", target: str = "2.10") -> list[str]:
+    """What `check` says of ``line`` (findings only, as `check` asks)."""
     result = run_rules(
         HEAD + line + "\n",
         Version.parse(target),
         [rule_for("MS226")],
+        fix=False,
         written_for=None if written_for is None else Version.parse(written_for),
     )
-    assert result.text == HEAD + line + "\n"  # reported, never rewritten
     return [item.message for item in result.diagnostics]
 
 
@@ -86,11 +87,47 @@ def test_every_default_that_differs_is_listed() -> None:
     old = tuple((name, POSITIONAL, "1") for name in "abcde")
     new = tuple((name, POSITIONAL, "2") for name in "abcde")
     found = differences(old, new, _call("f()"), Version(1, 10), Version(2, 10))
-    assert len(found) == 5 and found[0] == "`a` defaults to 1 on 1.10 and 2 on 2.10"
+    assert len(found) == 5 and found[0].said == "`a` defaults to 1 on 1.10 and 2 on 2.10"
+    assert found[0].kept == ("a", "1")
 
 
 def test_an_argument_the_target_has_no_place_for_is_said() -> None:
     old = (("x", POSITIONAL, None), ("y", POSITIONAL, "0"))
     new = (("x", POSITIONAL, None), ("y", "KEYWORD_ONLY", "0"))
     found = differences(old, new, _call("f(a, 1)"), Version(1, 10), Version(2, 10))
-    assert found == ["MindSpore 2.10 takes no argument 2"]
+    assert [item.said for item in found] == ["MindSpore 2.10 takes no argument 2"]
+
+
+@pytest.mark.parametrize(
+    ("line", "fixed"),
+    [
+        ("dense = nn.Dense(2, 3)", "dense = nn.Dense(2, 3, weight_init='normal', bias_init='zeros')"),
+        (
+            "dense = nn.Dense(2, 3, weight_init='he')",
+            "dense = nn.Dense(2, 3, weight_init='he', bias_init='zeros')",
+        ),
+        ("loss = nn.BCELoss()", "loss = nn.BCELoss(reduction='none')"),
+        (
+            "conv = nn.Conv2d(\n    2, 4, 3,  # channels\n)",
+            "conv = nn.Conv2d(\n    2, 4, 3, weight_init='normal', bias_init='zeros',  # channels\n)",
+        ),
+    ],
+)
+def test_a_proven_default_is_passed_as_the_old_release_had_it(line: str, fixed: str) -> None:
+    result = run_rules(HEAD + line + "\n", Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10))
+    assert result.text == HEAD + fixed + "\n"
+    assert [item.code for item in result.fixed] == ["MS226"]
+
+
+def test_a_default_without_a_proof_or_going_down_is_only_reported() -> None:
+    # ops.max's pair changed its order too: axis=0 would not be 1.10's meaning
+    upgraded = run_rules(
+        HEAD + "largest = ops.max(x)\n", Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10)
+    )
+    assert upgraded.text == HEAD + "largest = ops.max(x)\n" and not upgraded.fixed
+    # the proof ran 1.10's default against 2.10's spelling, not the other way
+    down = run_rules(
+        HEAD + "dense = nn.Dense(2, 3)\n", Version(1, 10), [rule_for("MS226")], written_for=Version(2, 10)
+    )
+    assert down.text == HEAD + "dense = nn.Dense(2, 3)\n" and not down.fixed
+    assert "`weight_init` defaults to None on 2.10 and 'normal' on 1.10" in down.diagnostics[0].message

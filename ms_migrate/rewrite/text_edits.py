@@ -6,13 +6,33 @@ edits out.
 
 from __future__ import annotations
 
+import ast
 import unicodedata
 from collections.abc import Sequence
+
+from ms_migrate.diagnostics import Edit
 
 
 def column(lines: list[str], line: int, byte_offset: int) -> int:
     """ast's UTF-8 byte offset as a character column."""
     return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+
+
+def keywords_appended(call: ast.Call, lines: list[str], keywords: str) -> Edit:
+    """The edit that passes ``keywords`` (`name=value, ...`) last in ``call``: after its last
+    argument, or between its empty parentheses."""
+    last = max((*call.args, *(keyword.value for keyword in call.keywords)), key=_end, default=None)
+    if last is None:
+        line = call.end_lineno or call.lineno
+        at = column(lines, line, call.end_col_offset or 0) - 1  # before `)`
+        return Edit((line, at), (line, at), keywords)
+    line = last.end_lineno or last.lineno
+    at = column(lines, line, last.end_col_offset or 0)
+    return Edit((line, at), (line, at), f", {keywords}")
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def source_of(lines: list[str], node: object) -> str:

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 
 from ms_migrate.analysis.instances import InstancesOf
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Edit, Fix, Severity, source_lines
+from ms_migrate.diagnostics import Diagnostic, Fix, Severity, source_lines
 from ms_migrate.facts.releases import ApiFacts, api_facts
 from ms_migrate.facts.versions import Version
-from ms_migrate.rewrite.text_edits import column
+from ms_migrate.rewrite.text_edits import keywords_appended
 from ms_migrate.rules.base import Example, Examples, Rule
 
 MODEL = ("mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model")
@@ -138,15 +138,8 @@ class ModelTrainSinkModeDefault(Rule):
             f"steps, callbacks and speed change; write `dataset_sink_mode={old}` to keep "
             f"{written_for}'s behaviour"
         )
-        last = max((*call.args, *(keyword.value for keyword in call.keywords)), key=_end, default=None)
-        if last is None:
+        if not call.args and not call.keywords:
             return self.diagnostic(call, message)
-        line = last.end_lineno or last.lineno
-        at = column(lines, line, last.end_col_offset or 0)
-        edit = Edit((line, at), (line, at), f", dataset_sink_mode={old}")
+        edit = keywords_appended(call, lines, f"dataset_sink_mode={old}")
         fix = Fix((edit,), "exact", f"dataset_sink_mode={old}, {written_for}'s default")
         return self.diagnostic(call, message, fix)
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]

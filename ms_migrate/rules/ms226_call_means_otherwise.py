@@ -13,13 +13,15 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
 from ms_migrate.context import FileContext
-from ms_migrate.diagnostics import Diagnostic, Severity
+from ms_migrate.diagnostics import Diagnostic, Fix, Severity, source_lines
 from ms_migrate.facts.releases import KEYWORD, ApiFacts, Parameter, api_facts, positional_parameter
 from ms_migrate.facts.versions import Version
+from ms_migrate.rewrite.text_edits import keywords_appended
 from ms_migrate.rules.base import Example, Examples, Rule
 from ms_migrate.rules.ms220_dropout_keep_prob import DROPOUT
 
@@ -50,9 +52,15 @@ class CallMeansOtherwise(Rule):
 
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A call with `*args` or `**kwargs` is left alone, and so is
-    `nn.Dropout`, which MS220 rewrites. Nothing is fixed: passing the old default keeps the old
-    meaning only where nothing else changed (`nn.Dense(2, 3, weight_init='normal')`), which the
-    signatures cannot tell (`ops.max(x, axis=0)` still returns its pair in 2.x's order).
+    `nn.Dropout`, which MS220 rewrites.
+
+    Fix safety: exact, and only where every difference is a default and passing the old defaults
+    on the target was run against leaving them out on the old release, with the same results
+    (rules/releases/proofs.json): `nn.Dense(2, 3)` becomes `nn.Dense(2, 3, weight_init='normal',
+    bias_init='zeros')`, whose weights after `set_seed(1)` on 2.10 are 1.10's (so for `nn.Conv1d`
+    to `nn.Conv3dTranspose`, and `nn.BCELoss`'s `reduction='none'`). Elsewhere the old default
+    need not be the old meaning (`ops.max(x, axis=0)` still returns its pair in 2.x's order), and
+    the finding is left to read.
     See https://www.mindspore.cn/docs/en/r2.0/RELEASE.html and the release notes of each version.
     """
 
@@ -75,7 +83,12 @@ class CallMeansOtherwise(Rule):
         invalid=(
             Example("from mindspore import ops\nparts = ops.split(x, 1, 1)\n", written_for="1.10"),
             Example("from mindspore import ops\nlargest = ops.max(x)\n", written_for="1.10"),
-            Example("from mindspore import nn\ndense = nn.Dense(2, 3)\n", written_for="1.10"),
+            Example(
+                "from mindspore import nn\ndense = nn.Dense(2, 3)\n",
+                written_for="1.10",
+                fixed="from mindspore import nn\n"
+                "dense = nn.Dense(2, 3, weight_init='normal', bias_init='zeros')\n",
+            ),
         ),
     )
 
@@ -88,19 +101,54 @@ class CallMeansOtherwise(Rule):
         if facts is None or written_for is None or written_for == ctx.target:
             return
         changed = _changed(facts, written_for, ctx.target)
+        lines: Optional[list[str]] = None
         for call in ctx.calls_to(changed):
             dotted = ctx.qualified_name(call.func) or ""
             old, new = changed[dotted]
             found = differences(old, new, call, written_for, ctx.target)
-            if found:
-                shown = "; ".join(found[:_SHOWN]) + (
-                    f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
-                )
-                message = (
-                    f"`{dotted.replace('mindspore.', '', 1)}` means something else on MindSpore {ctx.target} "
-                    f"than on {written_for}, which this code is written for: {shown}"
-                )
+            if not found:
+                continue
+            shown = "; ".join(item.said for item in found[:_SHOWN])
+            shown += f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+            message = (
+                f"`{dotted.replace('mindspore.', '', 1)}` means something else on MindSpore {ctx.target} "
+                f"than on {written_for}, which this code is written for: {shown}"
+            )
+            kept = [item.kept for item in found]
+            if None in kept or not _proven(facts, dotted, old, written_for, ctx.target):
                 yield self.diagnostic(call.func, message)
+                continue
+            lines = lines if lines is not None else source_lines(ctx.text)
+            passed = ", ".join(f"{name}={default}" for name, default in kept)  # type: ignore[misc]
+            edit = keywords_appended(call, lines, passed)
+            fix = Fix(
+                (edit,), "exact", f"pass {written_for}'s defaults ({passed}), proven equal on both releases"
+            )
+            yield self.diagnostic(call.func, message + f"; pass {passed} to keep {written_for}'s", fix)
+
+
+def _proven(
+    facts: ApiFacts, dotted: str, old: tuple[Parameter, ...], written_for: Version, target: Version
+) -> bool:
+    """Whether passing the old defaults on the target was run against leaving them out on the
+    old release and gave the same (rules/releases/proofs.json), from a release with the same
+    signature as the one the code is written for, upgrading."""
+    ran_on = facts.proven_on.get((dotted, dotted), frozenset())
+    return (
+        written_for < target
+        and facts.proven.get((dotted, dotted)) == "equal"
+        and bool(ran_on)
+        and all(facts.signature(dotted, release) == old for release in ran_on)
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One thing a call does otherwise on the target: as the finding says it, and for a default
+    that changed, the keyword that keeps the old one (the target's name, the old default)."""
+
+    said: str
+    kept: Optional[tuple[str, str]] = None
 
 
 def _calls_any_changed(text: str) -> bool:
@@ -140,11 +188,11 @@ def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
 
 def differences(
     old: Sequence[Parameter], new: Sequence[Parameter], call: ast.Call, written_for: Version, target: Version
-) -> list[str]:
+) -> list[Difference]:
     """What ``call`` does otherwise with the ``new`` signature than with the ``old`` one."""
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords):
         return []
-    found: list[str] = []
+    found: list[Difference] = []
     passed: set[str] = set()
     old_places = {_role(name): place for place, (name, _, _) in enumerate(old)}
     new_places = {_role(name): place for place, (name, _, _) in enumerate(new)}
@@ -154,11 +202,10 @@ def differences(
             return found  # the old side took no such argument, or took any number
         passed.add(_role(before[0]))
         if after is None:
-            found.append(f"MindSpore {target} takes no argument {index + 1}")
+            found.append(Difference(f"MindSpore {target} takes no argument {index + 1}"))
         elif index and _moved(_role(before[0]), _role(after[0]), old_places, new_places):
-            found.append(
-                f"argument {index + 1} is `{before[0]}` on {written_for} and `{after[0]}` on {target}"
-            )
+            moved = f"argument {index + 1} is `{before[0]}` on {written_for} and `{after[0]}` on {target}"
+            found.append(Difference(moved))
     new_named = {_role(name): (name, kind, default) for name, kind, default in new}
     takes_any = any(kind == "VAR_KEYWORD" for _, kind, _ in new)
     for keyword in call.keywords:
@@ -166,15 +213,15 @@ def differences(
         passed.add(_role(name))
         if name in {item[0] for item in old} and name not in {item[0] for item in new} and not takes_any:
             spelled = new_named.get(_role(name))
-            found.append(
-                f"`{name}=` is no parameter on {target}" + (f" (`{spelled[0]}=`)" if spelled else "")
-            )
+            gone = f"`{name}=` is no parameter on {target}" + (f" (`{spelled[0]}=`)" if spelled else "")
+            found.append(Difference(gone))
     for name, kind, default in old:
         counterpart = new_named.get(_role(name))
         if default is None or kind.startswith("VAR_") or _role(name) in passed or counterpart is None:
             continue
         if counterpart[1] in KEYWORD and not _same_default(default, counterpart[2]):
-            found.append(f"`{name}` defaults to {default} on {written_for} and {counterpart[2]} on {target}")
+            said = f"`{name}` defaults to {default} on {written_for} and {counterpart[2]} on {target}"
+            found.append(Difference(said, (counterpart[0], default)))
     return found
 
 
