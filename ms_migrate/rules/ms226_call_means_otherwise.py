@@ -69,6 +69,7 @@ class CallMeansOtherwise(Rule):
     kind = "lint"
     severity = Severity.WARNING
     compares_releases = True
+    release_fix = True  # its fixes are pairs rules/releases/proofs.json ran
     prefilter = ("mindspore",)
     examples = Examples(
         valid=(
