@@ -211,7 +211,10 @@ def test_a_device_set_before_anything_runs_takes_set_device(text: str) -> None:
             'def setup():\n    ms.set_context(device_target="CPU")\n\n\nnet = Net()\nsetup()',
             "line 9 calls `Net` before it",
         ),
-        ('def setup():\n    ms.set_context(device_target="CPU")', "`setup` is called from another file"),
+        (
+            'def setup():\n    ms.set_context(device_target="CPU")',
+            "`setup` is not called in this file, so another file may call it after one",
+        ),
         (
             "from mindspore.communication import init\n\ninit()\n"
             'ms.set_context(device_target="Ascend", device_id=get_device_id())',

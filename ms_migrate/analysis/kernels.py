@@ -141,7 +141,7 @@ class _Search:
             return f"`{name}` is called too many calls deep to follow"
         calls = list(self._calls_of(function.name))
         if not calls:
-            return f"`{name}` is called from another file"
+            return f"`{name}` is not called in this file, so another file may call it after one"
         for call_path, call_statement in calls:
             found = self.first_risk(call_path, call_statement, depth + 1)
             if found is not None:
