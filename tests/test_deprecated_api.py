@@ -569,3 +569,18 @@ def test_a_module_moves_once_the_name_it_was_waiting_for_is_renamed() -> None:
     assert result.text.startswith("from mindspore.graph.api import jit as ms_function\n")
     assert sorted(item.code for item in result.fixed) == ["MS210", "MS211"]
     assert all(item.fixable and "not fixed" not in item.message for item in result.diagnostics)
+
+
+def test_a_site_fixed_on_a_later_pass_is_told_apart_from_another_left_with_its_reason() -> None:
+    text = (
+        "import mindspore as ms\n\nx = ms.ops.ones(2) + 1\n"
+        'ms.set_context(device_target="CPU")\n'
+        "from mindspore.common.api import ms_function\n\n\n@ms_function\ndef body(x):\n    return x\n"
+    )
+    result = run_rules(text, Version(2, 10), [rule_for("MS210"), rule_for("MS211")])
+    assert "from mindspore.graph.api import jit as ms_function\n" in result.text
+    assert 'ms.set_context(device_target="CPU")\n' in result.text
+    by_line = {(item.code, item.line): item for item in result.diagnostics}
+    assert not by_line[("MS210", 4)].fixable
+    assert "(not fixed: set_device must come before any kernel runs" in by_line[("MS210", 4)].message
+    assert by_line[("MS210", 5)].fixable and "not fixed" not in by_line[("MS210", 5)].message

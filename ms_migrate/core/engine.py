@@ -166,7 +166,7 @@ def _run_rules(
     skipped = [item for item in diagnostics if item.fix is not None and item.fix not in fixes]
     if skipped:  # fixes that overlapped one applied: the rules run again on the fixed text
         new_text, later = _fix_loop(new_text, stages, target, rules, path, project, declined, written_for)
-        fixed += _fixed_later(skipped, Counter(item.code for item in later))
+        fixed += _fixed_later(skipped, Counter(item.code for item, _ in later))
     moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
     problem, after = _validate(new_text, target, applicable, path, project, moved, written_for)
     if problem is not None and not skipped and any(item.fix is not None for item in after):
@@ -177,7 +177,7 @@ def _run_rules(
         moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
         problem, after = _validate(new_text, target, applicable, path, project, moved, written_for)
         if problem is None:
-            enabled = _enabled_later([item for item in diagnostics if item.fix is None], later)
+            enabled = _enabled_later([item for item in diagnostics if item.fix is None], later, stages)
             diagnostics = [enabled.get(id(item), item) for item in diagnostics]
             fixed += enabled.values()
     if problem is None:
@@ -208,12 +208,13 @@ def _fix_loop(
     project: ProjectIndex,
     declined: frozenset[tuple[str, int]],
     written_for: Optional[Version] = None,
-) -> tuple[str, list[Diagnostic]]:
+) -> tuple[str, list[tuple[Diagnostic, int]]]:
     """Run the rules on ``text`` (the first pass's output) and apply their fixes until none is
     left, at most MAX_PASSES in all; ``stages`` gains each pass's edits. Returns the text and
-    the findings whose fixes the later passes applied (at their places in the text of their
-    pass). Validation decides whether any of it is kept."""
-    later: list[Diagnostic] = []
+    the findings whose fixes the later passes applied, each at its place in the text of its pass
+    with the number of stages that text had been through. Validation decides whether any of it
+    is kept."""
+    later: list[tuple[Diagnostic, int]] = []
     for _ in range(MAX_PASSES - 1):
         applicable = [rule for rule in rules if rule.selected_for(text, target, written_for)]
         moved = frozenset((code, _line_after_stages(line, stages)) for code, line in declined)
@@ -226,26 +227,33 @@ def _fix_loop(
         fixes = _non_overlapping(again)
         if not fixes:
             break
-        later += [item for item in again if item.fix in fixes]
+        later += [(item, len(stages)) for item in again if item.fix in fixes]
         text, more = _applied(text, fixes)
         stages += more
     return text, later
 
 
-def _enabled_later(unfixed: list[Diagnostic], later: list[Diagnostic]) -> dict[int, Diagnostic]:
-    """Of the first pass's findings left with a reason, those a later pass fixed once an earlier
-    fix made it possible, matched by code in order: by id, each as the later pass reported it,
-    at its place in the input. Its fix has no edits to show there: they were made on a later
-    pass's text."""
-    waiting: dict[str, list[Diagnostic]] = {}
-    for item in unfixed:
-        waiting.setdefault(item.code, []).append(item)
+def _enabled_later(
+    unfixed: list[Diagnostic], later: list[tuple[Diagnostic, int]], stages: Sequence[tuple[Edit, ...]]
+) -> dict[int, Diagnostic]:
+    """Of the first pass's findings left with a reason, those a later pass fixed at the same
+    place once an earlier fix made it possible: by id, each as the later pass reported it, at its
+    place in the input. Its fix has no edits to show there: they were made on a later pass's
+    text."""
     found: dict[int, Diagnostic] = {}
-    for item in later:
-        if waiting.get(item.code) and item.fix is not None:
-            first = waiting[item.code].pop(0)
-            applied = Fix((), item.fix.safety, item.fix.description)
-            found[id(first)] = replace(first, message=item.message, fix=applied, replacement=item.replacement)
+    for item, passed in later:
+        for first in unfixed:
+            if (
+                id(first) not in found
+                and first.code == item.code
+                and item.fix is not None
+                and _line_after_stages(first.line, stages[:passed]) == item.line
+            ):
+                applied = Fix((), item.fix.safety, item.fix.description)
+                found[id(first)] = replace(
+                    first, message=item.message, fix=applied, replacement=item.replacement
+                )
+                break
     return found
 
 
