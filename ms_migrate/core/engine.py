@@ -179,7 +179,8 @@ def _run_rules(
         if problem is None:
             enabled = _enabled_later([item for item in diagnostics if item.fix is None], later, stages)
             diagnostics = [enabled.get(id(item), item) for item in diagnostics]
-            fixed += enabled.values()
+            chosen = {id(item) for item in (*fixed, *enabled.values())}
+            fixed = [item for item in diagnostics if id(item) in chosen]  # in the file's order
     if problem is None:
         superseded = _superseded_dropped(text, diagnostics, fixed, applied, lambda: _spans(new_text, after))
         return FileResult(new_text, superseded, fixed)
