@@ -179,18 +179,10 @@ class _Search:
             return False
         if name in SAFE_CALLS or _builds_the_base(func):
             return True
-        qualified = self._qualified(func)
+        qualified = self.resolver.qualified_name(func)
         if qualified is not None and (builds(qualified) or qualified.partition(".")[0] in OTHER_LIBRARIES):
             return True
         return isinstance(func, ast.Name) and depth < _DEPTH and self._safe_definition(name, depth)
-
-    def _qualified(self, func: ast.expr) -> Optional[str]:
-        """What ``func`` names through the module's imports (no local name shadowing them)."""
-        root, _, rest = (dotted_name(func) or "").partition(".")
-        binding = self.resolver.imports.get(root)
-        if binding is None:
-            return None
-        return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
     def _safe_definition(self, name: str, depth: int) -> bool:
         """Whether calling ``name``, a function or class of this file or one it imports from
@@ -223,7 +215,7 @@ class _Search:
         if node.keywords or any(dotted_name(item) != "dataclass" for item in node.decorator_list):
             return False
         for base in node.bases:
-            qualified = self._qualified(base) or ""
+            qualified = self.resolver.qualified_name(base) or ""
             if qualified.partition(".")[0] in OTHER_LIBRARIES:
                 continue
             if not isinstance(base, ast.Name) or depth >= _DEPTH:

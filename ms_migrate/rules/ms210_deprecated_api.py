@@ -261,7 +261,7 @@ class _Finder:
         if not any(keyword.arg in words for keyword in call.keywords):
             return
         callees = []
-        qualified = self._unscoped_name(call.func)
+        qualified = self.resolver.qualified_name(call.func)
         if qualified in self.catalogue.callables and self.resolver.qualified_name(call.func, scopes):
             callees.append(qualified)
         if (
@@ -385,21 +385,12 @@ class _Finder:
                 self._device_parents[node] = parent
             if not isinstance(node, ast.Call) or not (node.keywords or node.args):
                 continue
-            called = self._unscoped_name(node.func)
+            called = self.resolver.qualified_name(node.func)
             if called == "mindspore.set_device" or (
                 called in SET_CONTEXT and any(keyword.arg in DEVICE_KEYS for keyword in node.keywords)
             ):
                 calls.append(node)
         return calls
-
-    def _unscoped_name(self, node: ast.AST) -> Optional[str]:
-        """What ``node`` names through the module's imports, if no local name shadows them."""
-        dotted = dotted_name(node)
-        root, _, rest = (dotted or "").partition(".")
-        binding = self.resolver.imports.get(root)
-        if binding is None:
-            return None
-        return f"{binding.qualified}.{rest}" if rest else binding.qualified
 
     def _report(
         self, node: ast.AST, entry: Deprecation, shown: str, fix: Optional[Fix] = None, why: str = ""

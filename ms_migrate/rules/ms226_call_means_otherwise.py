@@ -162,10 +162,11 @@ def _calls_any_changed(text: str) -> bool:
 @cache
 def _changed_calls() -> Optional[re.Pattern[str]]:
     facts = api_facts()
+    signatures = facts.signatures if facts is not None else {}
     names = {
         dotted.rpartition(".")[2]
-        for dotted in (facts.signatures if facts is not None else ())
-        if len({parameters for _, parameters in facts.signatures[dotted]}) > 1 and dotted not in DROPOUT  # type: ignore[union-attr]
+        for dotted in signatures
+        if dotted not in DROPOUT and len({parameters for _, parameters in signatures[dotted]}) > 1
     }
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(") if names else None
 
@@ -255,7 +256,3 @@ def _role(name: str) -> str:
     if plain.endswith("s") and not plain.endswith(("is", "ss", "us")) and len(plain) > 3:
         plain = plain[:-1]  # `keepdims`, `keepdim`; not `axis`, `bias`
     return _SAME_AS.get(plain, plain)
-
-
-def _roles(parameters: Sequence[Parameter]) -> set[str]:
-    return {_role(name) for name, _, _ in parameters}
