@@ -8,6 +8,7 @@ import ast
 import pytest
 
 from ms_migrate.core.engine import run_rules
+from ms_migrate.facts.releases import api_facts
 from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import rule_for
 from ms_migrate.rules.ms226_call_means_otherwise import differences
@@ -131,3 +132,20 @@ def test_a_default_without_a_proof_or_going_down_is_only_reported() -> None:
     )
     assert down.text == HEAD + "dense = nn.Dense(2, 3)\n" and not down.fixed
     assert "`weight_init` defaults to None on 2.10 and 'normal' on 1.10" in down.diagnostics[0].message
+
+
+def test_a_default_proven_to_mean_the_same_is_not_reported_either_way() -> None:
+    """`TrainOneStepCell`'s `sens` defaults to 1.0 on 1.10 and None on 2.10, which trains as 1.0
+    did: a proof case ran the one call on both (rules/releases/proofs.json), so the 68 such
+    calls of mindspore-ai/models are not reported; without that proof they would be."""
+    line = "step = nn.TrainOneStepCell(net, optimizer)"
+    assert _messages(line) == []
+    assert _messages(line, written_for="2.10", target="1.10") == []
+    assert _messages("step = nn.TrainOneStepCell(net, optimizer, 2.0)") == []  # passed: the same
+    facts = api_facts()
+    assert facts is not None and facts.same_default[("mindspore.nn.TrainOneStepCell", "sens")]
+    old, new = (facts.signature("mindspore.nn.TrainOneStepCell", Version(*v)) for v in ((1, 10), (2, 10)))
+    assert old is not None and new is not None
+    (found,) = differences(old, new, _call("op(net, optimizer)"), Version(1, 10), Version(2, 10))
+    assert found.said == "`sens` defaults to 1.0 on 1.10 and None on 2.10"
+    assert differences(old, new, _call("op(net, optimizer)"), Version(1, 10), Version(2, 10), {"sens"}) == []

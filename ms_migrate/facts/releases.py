@@ -85,6 +85,9 @@ class ApiFacts:
     # (old, new) -> the releases whose old side ran with the new side's numbers: a downgrade
     # writes the old spelling only for a target its proof ran the old side on
     proven_on: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
+    # (callable, parameter) -> the releases on which leaving the parameter out ran as it does on
+    # the target, where its default changed: the new default does what the old one did
+    same_default: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
 
     @cached_property
     def renames(self) -> tuple[Move, ...]:
@@ -401,7 +404,12 @@ def api_facts() -> Optional[ApiFacts]:
     proven: dict[tuple[str, str], str] = {}
     keywords: dict[tuple[str, str], frozenset[str]] = {}
     ran_on: dict[tuple[str, str], set[str]] = {}
+    left_out: dict[tuple[str, str], set[str]] = {}
     for item in proofs["pairs"]:  # a pair with several cases is equal only when each is
+        if "unchanged" in item:  # the same call on both sides: no fix pair, a default that means the same
+            for parameter in item["unchanged"] if item["result"] == "equal" else ():
+                left_out.setdefault((item["old"], parameter), set()).add(item.get("old_on", ""))
+            continue
         key = (item["old"], item["new"])
         if proven.get(key, "equal") == "equal":
             proven[key] = item["result"]
@@ -413,6 +421,9 @@ def api_facts() -> Optional[ApiFacts]:
     by_label = {label: release for release, label in labels.items()}
     proven_on = {
         key: frozenset(by_label[label] for label in on if label in by_label) for key, on in ran_on.items()
+    }
+    same_default = {
+        key: frozenset(by_label[label] for label in on if label in by_label) for key, on in left_out.items()
     }
     probes = {
         name: tuple((spans(spec), answer) for spec, answer in by_spec.items())
@@ -430,4 +441,5 @@ def api_facts() -> Optional[ApiFacts]:
         keywords,
         foreign,
         proven_on,
+        same_default,
     )

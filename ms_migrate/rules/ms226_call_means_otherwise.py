@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Optional
@@ -44,11 +44,12 @@ class CallMeansOtherwise(Rule):
     (`nn.Dense`'s `weight_init`, `'normal'` on 1.10 and `None`, He-uniform, on 2.10); and a
     keyword the target does not take (a TypeError there). A parameter that only changed its name
     is the same one (`x2` and `other`; `keep_dims`, `keepdims`; `dim` for `axis`), and so are
-    defaults that differ in case or say "none" either way (`()` and `None`). What a signature does
-    not show is not seen: a return value in another order (`ops.max` returns `(indices, values)`
-    on 1.x), or a parameter dropped for another (`ops.std`'s `unbiased` for `ddof`); and a new
-    default that does what the old one did is reported all the same (`TrainOneStepCell`'s `sens`:
-    None on 2.x differentiates as 1.0 did).
+    defaults that differ in case or say "none" either way (`()` and `None`), and a default whose
+    new value a proof case ran as doing what the old one did: `TrainOneStepCell(net, opt)` trains
+    alike on 1.10 (`sens=1.0`) and 2.10 (`sens=None`), three steps compared in both modes
+    (rules/releases/proofs.json). What a signature does not show is not seen: a return value in
+    another order (`ops.max` returns `(indices, values)` on 1.x), or a parameter dropped for
+    another (`ops.std`'s `unbiased` for `ddof`).
 
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A call with `*args` or `**kwargs` is left alone, and so is
@@ -106,7 +107,9 @@ class CallMeansOtherwise(Rule):
         for call in ctx.calls_to(changed):
             dotted = ctx.qualified_name(call.func) or ""
             old, new = changed[dotted]
-            found = differences(old, new, call, written_for, ctx.target)
+            found = differences(
+                old, new, call, written_for, ctx.target, _same_defaults(facts, dotted, old, new)
+            )
             if not found:
                 continue
             shown = "; ".join(item.said for item in found[:_SHOWN])
@@ -140,6 +143,23 @@ def _proven(
         and facts.proven.get((dotted, dotted)) == "equal"
         and bool(ran_on)
         and all(facts.signature(dotted, release) == old for release in ran_on)
+    )
+
+
+def _same_defaults(
+    facts: ApiFacts, dotted: str, old: tuple[Parameter, ...], new: tuple[Parameter, ...]
+) -> frozenset[str]:
+    """The parameters of ``dotted`` whose changed default a proof case left out on both sides
+    with equal results, run on releases with these two signatures (the same call, so either
+    way: upgrading or down)."""
+    newest = facts.signature(dotted, max(facts.releases))
+    return frozenset(
+        name
+        for name, _, _ in old
+        if any(
+            {facts.signature(dotted, release), newest} == {old, new}
+            for release in facts.same_default.get((dotted, name), ())
+        )
     )
 
 
@@ -189,9 +209,15 @@ def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
 
 
 def differences(
-    old: Sequence[Parameter], new: Sequence[Parameter], call: ast.Call, written_for: Version, target: Version
+    old: Sequence[Parameter],
+    new: Sequence[Parameter],
+    call: ast.Call,
+    written_for: Version,
+    target: Version,
+    same_defaults: Collection[str] = (),
 ) -> list[Difference]:
-    """What ``call`` does otherwise with the ``new`` signature than with the ``old`` one."""
+    """What ``call`` does otherwise with the ``new`` signature than with the ``old`` one; a
+    default of ``same_defaults`` is proven to mean on the target what it meant before."""
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords):
         return []
     found: list[Difference] = []
@@ -220,6 +246,8 @@ def differences(
     for name, kind, default in old:
         counterpart = new_named.get(_role(name))
         if default is None or kind.startswith("VAR_") or _role(name) in passed or counterpart is None:
+            continue
+        if name in same_defaults:
             continue
         if counterpart[1] in KEYWORD and not _same_default(default, counterpart[2]):
             said = f"`{name}` defaults to {default} on {written_for} and {counterpart[2]} on {target}"
