@@ -179,3 +179,49 @@ def test_check_of_code_newer_than_its_target_says_how_to_rewrite_it(project: Pat
     done = _run(project, "check", "--target-version", "1.10", "--from-version", "2.10", "probe.py")
     assert done.returncode in (0, 1)
     assert "newer than the target 1.10; to rewrite it for 1.10, use `ms-migrate downgrade" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("written_for", "said", "reported"),
+    [
+        # between 1.10 and 2.7, which disagree on ops.split and nn.Dense: nothing is compared
+        ("2.3", "compared as written for 1.10 and 2.7: a change is reported only where those two agree", []),
+        # older than any release read: 1.7 stands for it (it has nn.Dense's 1.x initialisers)
+        ("1.5", "compared as written for 1.7, the nearest release read", ["nn.Dense"]),
+    ],
+)
+def test_a_release_whose_runtime_was_not_read_is_compared_as_the_releases_around_it(
+    project: Path, written_for: str, said: str, reported: list[str]
+) -> None:
+    """`--from-version 2.3` once said "changes of meaning since are reported" and compared
+    nothing (no signature of 2.3 is known), and 1.5 the same: a silence that reads as "nothing
+    changed". The run now says how such a release is read, and MS226 compares it as the releases
+    read either side of it where those agree."""
+    (project / "calls.py").write_text(
+        "from mindspore import nn, ops\nparts = ops.split(x, 1, 1)\ndense = nn.Dense(2, 3)\n"
+    )
+    done = _run(
+        project,
+        "check",
+        "--no-cache",
+        "-q",
+        "--target-version",
+        "2.10",
+        "--from-version",
+        written_for,
+        "calls.py",
+    )
+    assert (
+        f"note: no runtime of MindSpore {written_for} was read (the releases read are 1.7-1.10" in done.stderr
+    )
+    assert said in done.stderr
+    found = [line.split("`")[1] for line in done.stdout.splitlines() if " MS226 " in line]
+    assert found == reported, done.stdout
+    known = _run(
+        project, "check", "--no-cache", "-q", "--target-version", "2.10", "--from-version", "1.10", "calls.py"
+    )
+    assert "no runtime" not in known.stderr
+    assert sorted(line.split("`")[1] for line in known.stdout.splitlines() if " MS226 " in line) == [
+        "nn.Dense",
+        "ops.split",
+    ]

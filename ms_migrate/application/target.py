@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from ms_migrate.facts.release_notes import releases_noted
+from ms_migrate.facts.releases import api_facts
 from ms_migrate.facts.versions import (
     Version,
     default_target,
@@ -79,6 +80,8 @@ def resolve_target(
         written_for = detected.version
     if written_for is None and (detected is None or detected.version is None):
         _say_meaning_unmeasured(err)
+    if written_for is not None and written_for != target:
+        _say_how_written_for_is_read(written_for, err)
     return target, source, written_for
 
 
@@ -126,6 +129,37 @@ def _say_meaning_unmeasured(err: Stream) -> None:
         f"changes of meaning since then ({codes}) are not reported; pass --from-version X.Y "
         "(1.10 for 1.x code)"
     )
+
+
+def _say_how_written_for_is_read(written_for: Version, err: Stream) -> None:
+    """A release whose runtime was not read (2.3, between 1.10 and 2.7) stands for the releases
+    checked either side of it: what changed since is known where they agree, and is said so,
+    lest a silence read as "nothing changed"."""
+    facts = api_facts()
+    if facts is None or written_for in facts.releases:
+        return
+    around = facts.around(written_for)
+    read_as = (
+        f"{around[0]} and {around[1]}: a change is reported only where those two agree"
+        if len(around) == 2
+        else f"{around[0]}, the nearest release read"
+    )
+    err.print(
+        f"note: no runtime of MindSpore {written_for} was read (the releases read are "
+        f"{_spans(facts.releases)}), so the code is compared as written for {read_as}"
+    )
+
+
+def _spans(releases: tuple[Version, ...]) -> str:
+    """1.7, 1.8, 1.9, 1.10, 2.7 as "1.7-1.10, 2.7": consecutive minors of one major joined."""
+    runs: list[list[Version]] = []
+    for release in sorted(releases):
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.major == release.major and release.minor == last.minor + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 def _check_downgrade_target(target: Version, detected: Optional[DetectedTarget]) -> None:

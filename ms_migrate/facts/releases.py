@@ -203,6 +203,13 @@ class ApiFacts:
                 return self.signature(old, release)
         return None
 
+    def signature_around(self, dotted: str, version: Version) -> Optional[tuple[Parameter, ...]]:
+        """The parameters of ``dotted`` on the releases checked that stand for ``version`` (itself,
+        or the two either side of it, as ``probe`` reads them): None where they differ or one
+        lacks it, so code written for 2.3 is compared only where 1.10 and 2.7 agree."""
+        found = {self.signature(dotted, release) for release in self.around(version)}
+        return found.pop() if len(found) == 1 else None
+
     def move_of(self, old_name: str) -> Optional[Move]:
         """The declared move that covers ``old_name`` (the longest old spelling first)."""
         found = [move for move in self.moves if move.old == old_name or old_name.startswith(move.old + ".")]

@@ -52,7 +52,8 @@ class CallMeansOtherwise(Rule):
     another (`ops.std`'s `unbiased` for `ddof`).
 
     The release the code is written for is the project's pin below the target or `from-version`;
-    without it the rule is silent. A call with `*args` or `**kwargs` is left alone, and so is
+    without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
+    releases read either side of it (1.10 and 2.7), where those agree. A call with `*args` or `**kwargs` is left alone, and so is
     `nn.Dropout`, which MS220 rewrites.
 
     Fix safety: exact, and only where every difference is a default and passing the old defaults
@@ -201,7 +202,7 @@ def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
     if key not in _CHANGED:
         found = {}
         for dotted in facts.signatures:
-            old, new = facts.signature(dotted, written_for), facts.signature(dotted, target)
+            old, new = facts.signature_around(dotted, written_for), facts.signature_around(dotted, target)
             if old is not None and new is not None and old != new and dotted not in DROPOUT:
                 found[dotted] = (old, new)
         _CHANGED[key] = found
