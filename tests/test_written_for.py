@@ -83,7 +83,7 @@ def test_without_a_pin_the_run_says_what_it_does_not_report_and_how_to_have_it(p
     word: the run now says which rules stay silent, and --from-version makes them speak."""
     silent = _run(project, "check", "--no-cache", "-q", "--target-version", "2.10", "probe.py")
     assert "note: no pin or --from-version says which MindSpore the code was written for" in silent.stderr
-    assert "(MS222, MS223, MS224, MS226) are not reported; pass --from-version X.Y" in silent.stderr
+    assert "(MS222, MS223, MS224, MS226, MS227) are not reported; pass --from-version X.Y" in silent.stderr
     told = _run(
         project, "check", "--no-cache", "--from-version", "1.10", "--target-version", "2.10", "probe.py"
     )

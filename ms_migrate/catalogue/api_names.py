@@ -33,6 +33,7 @@ import warnings
 from typing import Any, Optional
 
 from ms_migrate.facts.public_modules import SKIPPED
+from ms_migrate.facts.return_probes import RETURN_PROBES, RETURNS
 
 # Private modules that public code imports all the same (mindspore-ai/models: `Validator` from
 # `mindspore._checkparam` in 60-odd files).
@@ -276,6 +277,34 @@ def batch_norm_moving_variance(mindspore: Any) -> str:
 PROBE_HELPERS = {"batch_norm_moving_variance": batch_norm_moving_variance}
 
 
+def result_shape(value: Any) -> str:
+    """A call's result as its structure and dtypes: `(int32, float32)`, `float32`, `(float32,)`;
+    shapes are left out, as they follow the arguments (which MS226 compares) more than the call."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(result_shape(item) for item in value) + ("," if len(value) == 1 else "") + ")"
+    if hasattr(value, "asnumpy"):
+        return str(value.asnumpy().dtype)
+    return type(value).__name__
+
+
+def _return_probes(mindspore: Any) -> dict[str, Any]:
+    import numpy
+
+    rng = numpy.random.RandomState(7)
+    scope = {
+        "ops": mindspore.ops,
+        "floats": mindspore.Tensor(rng.standard_normal((4, 6)).astype(numpy.float32)),
+        "ints": mindspore.Tensor(numpy.array([3, 1, 3, 0, 1, 2], numpy.int32)),
+    }
+    answers: dict[str, Any] = {}
+    for name, expression in RETURN_PROBES.items():
+        try:
+            answers[RETURNS + name] = result_shape(eval(expression, dict(scope)))
+        except Exception as error:  # a release without the name, or rejecting the call
+            answers[RETURNS + name] = f"error: {type(error).__name__}"
+    return answers
+
+
 def run_probes() -> dict[str, Any]:
     import mindspore
 
@@ -288,7 +317,7 @@ def run_probes() -> dict[str, Any]:
             answers[name] = f"error: {type(error).__name__}"
         if name == "default mode":
             _on_cpu(mindspore)
-    return answers
+    return {**answers, **_return_probes(mindspore)}
 
 
 def _on_cpu(mindspore: Any) -> None:

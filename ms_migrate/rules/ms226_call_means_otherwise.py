@@ -47,14 +47,14 @@ class CallMeansOtherwise(Rule):
     defaults that differ in case or say "none" either way (`()` and `None`), and a default whose
     new value a proof case ran as doing what the old one did: `TrainOneStepCell(net, opt)` trains
     alike on 1.10 (`sens=1.0`) and 2.10 (`sens=None`), three steps compared in both modes
-    (rules/releases/proofs.json). What a signature does not show is not seen: a return value in
-    another order (`ops.max` returns `(indices, values)` on 1.x), or a parameter dropped for
-    another (`ops.std`'s `unbiased` for `ddof`).
+    (rules/releases/proofs.json). A result in another order (`ops.max`
+    returns `(indices, values)` on 1.x) does not show in a signature: MS227 runs each release to
+    see it. Nor does a parameter dropped for another (`ops.std`'s `unbiased` for `ddof`).
 
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
-    releases read either side of it (1.10 and 2.7), where those agree. A call with `*args` or `**kwargs` is left alone, and so is
-    `nn.Dropout`, which MS220 rewrites.
+    releases read either side of it (1.10 and 2.7), where those agree. A call with `*args` or
+    `**kwargs` is left alone, and so is `nn.Dropout`, which MS220 rewrites.
 
     Fix safety: exact, and only where every difference is a default and passing the old defaults
     on the target was run against leaving them out on the old release, with the same results
