@@ -387,3 +387,13 @@ def test_a_rewrite_whose_output_compiles_does_not_compile_its_input(monkeypatch:
     with pytest.raises(parsing.ParseFailure, match="'break' outside loop"):
         run_rules(broken, Version(2, 10), rules)
     assert len(compiled) == 2
+
+
+def test_a_dropped_0x_name_argument_is_said() -> None:
+    """`GradOperation('grad', get_by_list=True)` is 0.x's spelling, whose first argument was a
+    name; 1.x takes a string there for get_all and raises. The rewrite keeps 0.x's meaning and
+    drops the name, and the finding says so (it did not, and the code then ran where it raised)."""
+    text = (Path(__file__).parent / "fixtures" / "ms101" / "positional_flags_and_legacy_name.py").read_text()
+    messages = [item.message for item in migrate_text(text, Version(2, 10)).fixed if item.code == "MS101"]
+    named = [message for message in messages if "0.x's name, is dropped" in message]
+    assert len(named) == 1 and named[0].startswith("GradOperation(get_by_list=True) -> "), messages

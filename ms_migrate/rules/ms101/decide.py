@@ -54,7 +54,11 @@ def describe(plan: Plan, function: str) -> str:
         sens = f", sens by scaling the forward ({plan.aux})"
     wrapped = f", through a def ({WRAPPER_WHY[plan.wrapper_for]})" if plan.wrapper else ""
     origin = f"self.{plan.site.name} from {plan.site.inherited_from}: " if plan.site.inherited_from else ""
-    return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}"
+    # 0.x took a name first; 1.x reads a string there as get_all and raises: the name is dropped.
+    legacy = plan.site.flags is not None and plan.site.flags.legacy_name
+    dropped = "; the first argument, 0.x's name, is dropped (1.x takes it for get_all and raises)"
+    dropped = dropped if legacy else ""
+    return f"{origin}GradOperation({flags}) -> {function}{merged}{sens}{wrapped}{dropped}"
 
 
 def decide(ctx: FileContext) -> Decision:
