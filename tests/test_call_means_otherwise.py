@@ -149,3 +149,86 @@ def test_a_default_proven_to_mean_the_same_is_not_reported_either_way() -> None:
     (found,) = differences(old, new, _call("op(net, optimizer)"), Version(1, 10), Version(2, 10))
     assert found.said == "`sens` defaults to 1.0 on 1.10 and None on 2.10"
     assert differences(old, new, _call("op(net, optimizer)"), Version(1, 10), Version(2, 10), {"sens"}) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "fixed"),
+    [
+        # the same object through the packages on the way to where it is defined
+        (
+            "from mindspore.nn.loss import BCELoss\nloss = BCELoss()",
+            "from mindspore.nn.loss import BCELoss\nloss = BCELoss(reduction='none')",
+        ),
+        (
+            "dense = nn.layer.Dense(2, 3)",
+            "dense = nn.layer.Dense(2, 3, weight_init='normal', bias_init='zeros')",
+        ),
+        (
+            "import mindspore.nn.layer.basic as basic\ndense = basic.Dense(2, 3)",
+            "import mindspore.nn.layer.basic as basic\n"
+            "dense = basic.Dense(2, 3, weight_init='normal', bias_init='zeros')",
+        ),
+        # a subclass's super().__init__ binds to the base's parameters
+        (
+            "class Wide(nn.Dense):\n    def __init__(self, a):\n        super().__init__(a, 2 * a)",
+            "class Wide(nn.Dense):\n    def __init__(self, a):\n"
+            "        super().__init__(a, 2 * a, weight_init='normal', bias_init='zeros')",
+        ),
+    ],
+)
+def test_a_call_by_another_spelling_of_the_same_object_is_fixed_alike(line: str, fixed: str) -> None:
+    """A new user's pass: `from mindspore.nn.loss import BCELoss` and `nn.layer.Dense` changed
+    their numbers on 2.10 with no finding, the rule knowing `nn.BCELoss` and `nn.Dense` alone."""
+    result = run_rules(HEAD + line + "\n", Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10))
+    assert result.text == HEAD + fixed + "\n"
+    assert [item.code for item in result.fixed] == ["MS226"]
+
+
+def test_only_the_packages_on_the_way_to_the_definition_are_other_spellings() -> None:
+    facts = api_facts()
+    assert facts is not None
+    releases = (Version(1, 10), Version(2, 10))
+    assert facts.spellings("mindspore.nn.Dense", releases) == {
+        "mindspore.nn.Dense",
+        "mindspore.nn.layer.Dense",
+        "mindspore.nn.layer.basic.Dense",
+    }
+    # nn.probability.bijector.Softplus is a bijector, nn.Softplus an activation
+    assert not any("probability" in name for name in facts.spellings("mindspore.nn.Softplus", releases))
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("        self.which_linear = nn.Dense", "`nn.Dense` is passed on here, not called"),
+        ("        self.block = partial(nn.Conv2d, has_bias=True)", "`nn.Conv2d` is passed on here"),
+        ("        def make(layer=nn.Dense):\n            return layer(2, 3)", "`nn.Dense` is passed on here"),
+    ],
+)
+def test_a_class_held_to_be_called_elsewhere_is_reported_with_its_defaults(line: str, said: str) -> None:
+    """EAL-GAN's discriminator sets `self.which_linear = nn.Dense` and builds each layer with it:
+    every bias drawn from zeros on 1.10 and at random on 2.10, unreported. Which arguments those
+    calls pass is not known here, so the finding lists the defaults and fixes nothing."""
+    text = f"from functools import partial\n\nclass Net(nn.Cell):\n    def __init__(self):\n{line}\n"
+    result = run_rules(HEAD + text, Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10))
+    (finding,) = result.diagnostics
+    assert (
+        said in finding.message
+        and "`bias_init` defaults to 'zeros' on 1.10 and None on 2.10" in finding.message
+    )
+    assert result.text == HEAD + text and not result.fixed
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dense = isinstance(cell, nn.Dense)",
+        "kinds = (nn.Dense, nn.Conv2d)",  # types to test against
+        "same = type(cell) is nn.Dense",
+        "init = {nn.Dense: normal}",
+        "step = nn.TrainOneStepCell",  # its one changed default means the same (proven)
+        "class Wide(nn.Dense):\n    def __init__(self, a, **more):\n        super().__init__(a, a, **more)",
+    ],
+)
+def test_a_class_only_asked_about_is_not_reported(line: str) -> None:
+    assert _messages(line) == []

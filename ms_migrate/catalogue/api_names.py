@@ -180,6 +180,23 @@ def signatures_of(module_name: str) -> dict[str, Optional[list[list[Any]]]]:
     return found
 
 
+def origins_of(module_name: str) -> dict[str, str]:
+    """``{name: module}``: where each callable of one module is defined, where that is another
+    module of MindSpore (`Dense`: `mindspore.nn.layer.basic`). Code reaches the same object
+    through each package on that path (`mindspore.nn.layer.Dense`), which the meaning rules
+    then know for the name they compare."""
+    module = _import(module_name)
+    if module is None:
+        return {}
+    found = {}
+    for name in _names_of(module, (module_name,)):
+        value = getattr(module, name, None)
+        origin = getattr(value, "__module__", None)
+        if callable(value) and isinstance(origin, str) and origin.startswith(module_name + "."):
+            found[name] = origin
+    return found
+
+
 def _class_named(dotted: str) -> Any:
     """The class ``module.Class`` names, or None."""
     module_name, _, name = dotted.rpartition(".")
@@ -235,6 +252,7 @@ def list_names(signature_modules: tuple[str, ...] = ()) -> dict[str, Any]:
     return {
         "mindspore": getattr(root, "__version__", ""),
         "modules": dict(sorted(modules.items())),
+        "origins": {name: origins_of(name) for name in signature_modules if name in modules},
         "signatures": {
             **{name: signatures_of(name) for name in signature_modules if name in modules},
             **{name: listed[1] for name, listed in classes.items() if listed[0]},

@@ -18,6 +18,10 @@ each callable's parameters on each release, grouped the same way; for a move of 
 
     "mindspore.dataset.vision.Decode": {"1.8-2.10": [["to_pil", "POSITIONAL_OR_KEYWORD", "False"]]}
 
+``origins`` says where each of those callables is defined, where that is a module below the one
+that exports it (`"mindspore.nn.Dense": {"1.7-2.10": "mindspore.nn.layer.basic"}`): the packages on
+that path are other spellings of the same object (`mindspore.nn.layer.Dense`).
+
 ``python -m ms_migrate.catalogue releases --out rules/releases/api.json`` (every runtime made
 first: ``ms-migrate runtime install --all``).
 """
@@ -123,6 +127,15 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         dotted: {ranges(present, order): json.loads(key) for key, present in sorted(by_key.items())}
         for dotted, by_key in sorted(signature_releases.items())
     }
+    origin_releases: dict[str, dict[str, list[str]]] = {}
+    for release in order:
+        for module, origins in listings[release].get("origins", {}).items():
+            for name, origin in origins.items():
+                origin_releases.setdefault(f"{module}.{name}", {}).setdefault(origin, []).append(release)
+    origins = {
+        dotted: {ranges(present, order): origin for origin, present in sorted(by_origin.items())}
+        for dotted, by_origin in sorted(origin_releases.items())
+    }
     probe_releases: dict[str, dict[str, list[str]]] = {}
     for release in order:
         for name, answer in listings[release].get("probes", {}).items():
@@ -136,6 +149,7 @@ def facts(listings: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "releases": {release: listings[release]["mindspore"] for release in order},
         "modules": modules,
         "signatures": signatures,
+        "origins": origins,
         "members": {owner: _grouped(by_name, order) for owner, by_name in sorted(members.items())},
         "probes": probes,
         "foreign": {module: _grouped(by_name, order) for module, by_name in sorted(foreign.items())},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any, Callable, Optional
@@ -88,6 +88,9 @@ class ApiFacts:
     # (callable, parameter) -> the releases on which leaving the parameter out ran as it does on
     # the target, where its default changed: the new default does what the old one did
     same_default: dict[tuple[str, str], frozenset[Version]] = field(default_factory=dict)
+    # "module.name" of a callable whose signature is listed -> the module that defines it, by
+    # the releases that agree ("mindspore.nn.Dense" -> "mindspore.nn.layer.basic")
+    origins: Mapping[str, tuple[tuple[frozenset[Version], str], ...]] = field(default_factory=dict)
 
     @cached_property
     def renames(self) -> tuple[Move, ...]:
@@ -209,6 +212,23 @@ class ApiFacts:
         lacks it, so code written for 2.3 is compared only where 1.10 and 2.7 agree."""
         found = {self.signature(dotted, release) for release in self.around(version)}
         return found.pop() if len(found) == 1 else None
+
+    def spellings(self, dotted: str, releases: Iterable[Version]) -> frozenset[str]:
+        """The names code reaches the callable ``dotted`` by on ``releases``: itself, and its last
+        part in each package between the module that exports it and the one that defines it
+        (`mindspore.nn.Dense`: `mindspore.nn.layer.Dense`, `mindspore.nn.layer.basic.Dense`).
+        Only the path to its definition: `mindspore.nn.probability.bijector.Softplus` is another
+        object than `mindspore.nn.Softplus`."""
+        exporter, _, last = dotted.rpartition(".")
+        found = {dotted}
+        wanted = set(releases)
+        for present, origin in self.origins.get(dotted, ()):
+            if not present & wanted:
+                continue
+            parts = origin.split(".")
+            for end in range(len(exporter.split(".")) + 1, len(parts) + 1):
+                found.add(".".join(parts[:end]) + "." + last)
+        return frozenset(found)
 
     def move_of(self, old_name: str) -> Optional[Move]:
         """The declared move that covers ``old_name`` (the longest old spelling first)."""
@@ -394,6 +414,10 @@ def api_facts() -> Optional[ApiFacts]:
             releases = spans(spec)
             names.update((f"{owner}.{short}", releases) for short in short_names)
     signatures = _Signatures(data.get("signatures", {}), spans)
+    origins = {
+        dotted: tuple((spans(spec), origin) for spec, origin in by_spec.items())
+        for dotted, by_spec in data.get("origins", {}).items()
+    }
     moves_data = _load_json("releases/moves.json") or {"moves": []}
     moves = tuple(
         Move(
@@ -449,4 +473,5 @@ def api_facts() -> Optional[ApiFacts]:
         foreign,
         proven_on,
         same_default,
+        origins,
     )

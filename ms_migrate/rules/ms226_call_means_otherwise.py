@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
+from ms_migrate.analysis.held import Held, base_init_call, defines_init, how_held
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, source_lines
 from ms_migrate.facts.releases import KEYWORD, ApiFacts, Parameter, api_facts, positional_parameter
@@ -55,6 +56,15 @@ class CallMeansOtherwise(Rule):
     without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
     releases read either side of it (1.10 and 2.7), where those agree. A call with `*args` or
     `**kwargs` is left alone, and so is `nn.Dropout`, which MS220 rewrites.
+
+    A call by another spelling of the same object is the same call: through the packages on the
+    way to where it is defined (`from mindspore.nn.loss import BCELoss`, `nn.layer.Dense`; the
+    catalogue's `origins`), and a subclass's `super().__init__`, which binds to the base's
+    parameters. A class held to be called elsewhere (`self.which_linear = nn.Dense`,
+    `partial(nn.Conv2d, ...)`, a parameter's default, the base of a class without `__init__`)
+    is reported with the defaults that differ, and not fixed: the calls it reaches are not
+    followed. One in a tuple or list (`cell_types = (nn.Dense, nn.GELU)`) is taken for a type to
+    test against, and left.
 
     Fix safety: exact, and only where every difference is a default and passing the old defaults
     on the target was run against leaving them out on the old release, with the same results
@@ -104,32 +114,126 @@ class CallMeansOtherwise(Rule):
         if facts is None or written_for is None or written_for == ctx.target:
             return
         changed = _changed(facts, written_for, ctx.target)
-        lines: Optional[list[str]] = None
-        for call in ctx.calls_to(changed):
-            dotted = ctx.qualified_name(call.func) or ""
+        spelled = _spelled(facts, changed, written_for, ctx.target)
+        lines = source_lines(ctx.text)
+        for call in ctx.calls_to(spelled):
+            dotted = spelled[ctx.qualified_name(call.func) or ""]
+            found = self._called(ctx, facts, dotted, changed[dotted], call, call.func, lines)
+            if found is not None:
+                yield found
+        yield from self._held(ctx, facts, changed, spelled, lines)
+
+    def _called(
+        self,
+        ctx: FileContext,
+        facts: ApiFacts,
+        dotted: str,
+        signatures: tuple[tuple[Parameter, ...], tuple[Parameter, ...]],
+        call: ast.Call,
+        at: ast.AST,
+        lines: list[str],
+        what: str = "",
+    ) -> Optional[Diagnostic]:
+        """The finding of one call of ``dotted`` (or of a `super().__init__` that calls it), at
+        ``at``; fixed where every difference is a default a proof case passed."""
+        written_for, (old, new) = ctx.written_for, signatures
+        assert written_for is not None
+        found = differences(old, new, call, written_for, ctx.target, _same_defaults(facts, dotted, old, new))
+        if not found:
+            return None
+        message = (
+            f"{what}`{_short(dotted)}` means something else on MindSpore {ctx.target} than on {written_for}, "
+            f"which this code is written for: {_shown(found)}"
+        )
+        kept = [item.kept for item in found]
+        if None in kept or not _proven(facts, dotted, old, written_for, ctx.target):
+            return self.diagnostic(at, message)
+        passed = ", ".join(f"{name}={default}" for name, default in kept)  # type: ignore[misc]
+        edit = keywords_appended(call, lines, passed)
+        fix = Fix(
+            (edit,), "exact", f"pass {written_for}'s defaults ({passed}), proven equal on both releases"
+        )
+        return self.diagnostic(at, message + f"; pass {passed} to keep {written_for}'s", fix)
+
+    def _held(
+        self, ctx: FileContext, facts: ApiFacts, changed: Changed, spelled: dict[str, str], lines: list[str]
+    ) -> Iterable[Diagnostic]:
+        """Each place the file holds a changed callable instead of calling it: passed on
+        (`self.which_linear = nn.Dense`, `partial(nn.Dense, ...)`), or a base of its class."""
+        written_for = ctx.written_for
+        assert written_for is not None
+        words = {name.rpartition(".")[2] for name in spelled}
+        for node in ctx.nodes_naming(words):
+            spelling = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+            if spelling not in words or not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            dotted = spelled.get(ctx.qualified_name(node) or "")
+            held = how_held(node, ctx.parent_of) if dotted is not None else None
+            if held is None or dotted is None:
+                continue
             old, new = changed[dotted]
-            found = differences(
-                old, new, call, written_for, ctx.target, _same_defaults(facts, dotted, old, new)
-            )
-            if not found:
+            holder = ctx.parent_of(node)
+            if held is Held.BASE and isinstance(holder, ast.ClassDef):
+                init = base_init_call(holder)
+                if init is not None:
+                    what = f"`{holder.name}`'s `super().__init__`: "
+                    found = self._called(ctx, facts, dotted, (old, new), init, init.func, lines, what)
+                    if found is not None:
+                        yield found
+                    continue
+                if defines_init(holder):
+                    continue  # an __init__ that reaches the base otherwise, or not at all
+            said = _left_out(old, new, written_for, ctx.target, _same_defaults(facts, dotted, old, new))
+            if said is None:
                 continue
-            shown = "; ".join(item.said for item in found[:_SHOWN])
-            shown += f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
-            message = (
-                f"`{dotted.replace('mindspore.', '', 1)}` means something else on MindSpore {ctx.target} "
-                f"than on {written_for}, which this code is written for: {shown}"
+            how = (
+                f"`{holder.name}` derives from `{_short(dotted)}` and takes its parameters"  # type: ignore[union-attr]
+                if held is Held.BASE
+                else f"`{_short(dotted)}` is passed on here, not called"
             )
-            kept = [item.kept for item in found]
-            if None in kept or not _proven(facts, dotted, old, written_for, ctx.target):
-                yield self.diagnostic(call.func, message)
-                continue
-            lines = lines if lines is not None else source_lines(ctx.text)
-            passed = ", ".join(f"{name}={default}" for name, default in kept)  # type: ignore[misc]
-            edit = keywords_appended(call, lines, passed)
-            fix = Fix(
-                (edit,), "exact", f"pass {written_for}'s defaults ({passed}), proven equal on both releases"
+            yield self.diagnostic(
+                node,
+                f"{how}: a call of it that leaves these out means something else on MindSpore "
+                f"{ctx.target} than on {written_for}, which this code is written for: {said}",
             )
-            yield self.diagnostic(call.func, message + f"; pass {passed} to keep {written_for}'s", fix)
+
+
+def _short(dotted: str) -> str:
+    return dotted.replace("mindspore.", "", 1)
+
+
+def _shown(found: Sequence[Difference]) -> str:
+    shown = "; ".join(item.said for item in found[:_SHOWN])
+    return shown + (f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else "")
+
+
+def _left_out(
+    old: tuple[Parameter, ...],
+    new: tuple[Parameter, ...],
+    written_for: Version,
+    target: Version,
+    same: Collection[str],
+) -> Optional[str]:
+    """The defaults that differ, which every call that leaves them out meets; None where none
+    do. Which arguments a call elsewhere passes by position is not known here, so a parameter
+    that moved is not said (`nn.MaxPool2d`'s `data_format`, fourth on 1.10)."""
+    found = differences(old, new, ast.Call(ast.Name("_", ast.Load()), [], []), written_for, target, same)
+    return _shown(found) if found else None
+
+
+def _spelled(facts: ApiFacts, changed: Changed, written_for: Version, target: Version) -> dict[str, str]:
+    """Each name code reaches a changed callable by -> the callable (`mindspore.nn.layer.Dense`,
+    `mindspore.nn.loss.BCELoss`: the packages on the way to where it is defined)."""
+    key = (written_for, target)
+    if key not in _SPELLED:
+        releases = (*facts.around(written_for), *facts.around(target))
+        _SPELLED[key] = {
+            spelling: dotted for dotted in changed for spelling in facts.spellings(dotted, releases)
+        }
+    return _SPELLED[key]
+
+
+_SPELLED: dict[tuple[Version, Version], dict[str, str]] = {}
 
 
 def _proven(
@@ -175,7 +279,8 @@ class Difference:
 
 def _calls_any_changed(text: str) -> bool:
     """Whether ``text`` calls something by the last part of a name whose signature is not the
-    same on every release that has it: a file that calls none is not parsed for this rule."""
+    same on every release that has it, or holds such a class: a file that does neither is not
+    parsed for this rule."""
     pattern = _changed_calls()
     return pattern is not None and pattern.search(text) is not None
 
@@ -189,7 +294,13 @@ def _changed_calls() -> Optional[re.Pattern[str]]:
         for dotted in signatures
         if dotted not in DROPOUT and len({parameters for _, parameters in signatures[dotted]}) > 1
     }
-    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(") if names else None
+    if not names:
+        return None
+    # A call, or a class held (`= nn.Dense`, `partial(nn.Dense, `, `class D(nn.Dense):`).
+    classes = sorted(re.escape(name) for name in names if name[:1].isupper())
+    called = r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\("
+    held = r"|\b(?:" + "|".join(classes) + r")[ \t]*(?:[,)\]}]|$)" if classes else ""
+    return re.compile(called + held, re.MULTILINE)
 
 
 Changed = dict[str, tuple[tuple[Parameter, ...], tuple[Parameter, ...]]]

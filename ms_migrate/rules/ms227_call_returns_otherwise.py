@@ -34,8 +34,8 @@ class CallReturnsOtherwise(Rule):
 
     The release the code is written for is the project's pin below the target or `from-version`
     (a release not read is compared as the releases read either side of it, where they agree);
-    without it the rule is silent. Calls spelled through `mindspore.ops.operations` or
-    `mindspore.ops.functional` are the same calls.
+    without it the rule is silent. A call spelled through a package on the way to where the
+    object is defined (`P.ArgMaxWithValue`, from `mindspore.ops.operations`) is the same call.
 
     Fix safety: none. Swapping the names a pair is unpacked into would still leave the indices
     of another dtype, and a result used any other way (indexed, passed on) cannot be followed:
@@ -84,7 +84,8 @@ class CallReturnsOtherwise(Rule):
         if facts is None or written_for is None or written_for == ctx.target:
             return
         changed = _changed(facts, written_for, ctx.target)
-        spellings = {alias: name for name in changed for alias in _spellings(name)}
+        releases = (*facts.around(written_for), *facts.around(ctx.target))
+        spellings = {alias: name for name in changed for alias in facts.spellings(name, releases)}
         for call in ctx.calls_to(spellings):
             name = spellings[ctx.qualified_name(call.func) or ""]
             old, new = changed[name]
@@ -94,15 +95,6 @@ class CallReturnsOtherwise(Rule):
                 f"{_what_changed(old, new)}; check how the result is used"
             )
             yield self.diagnostic(call.func, message)
-
-
-def _spellings(name: str) -> tuple[str, ...]:
-    """The names a call of ``name`` is spelled by: `ops.max`, and the same object through
-    `mindspore.ops.operations` (`P.ArgMaxWithValue`) or `mindspore.ops.functional` (`F.max`)."""
-    module, _, last = name.rpartition(".")
-    if module != "mindspore.ops":
-        return (name,)
-    return (name, f"{module}.operations.{last}", f"{module}.functional.{last}")
 
 
 def _what_changed(old: str, new: str) -> str:
