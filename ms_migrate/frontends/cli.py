@@ -753,6 +753,7 @@ class _MigrationRun:
         landed = _landed(outcome, self.request.dry_run)
         kept = [item for index, item in enumerate(outcome.diagnostics) if index not in in_baseline]
         summary.add(kept, outcome.fixed if landed else 0, landed)
+        summary.held_back += outcome.fixed if outcome.held_back and outcome.verification and not landed else 0
         summary.remaining += _remaining(kept, landed or outcome.found_written, frozenset(declined))
         self.statuses.append(_file_status(outcome, landed))
         if self.request.report_file is not None:

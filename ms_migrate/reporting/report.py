@@ -157,6 +157,7 @@ class Summary:
     left_alone: Counter[str] = field(default_factory=Counter)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): never read
     pending: int = 0  # files whose rewrite --max-changes left for a later run
+    held_back: int = 0  # sites converted but not written: --verify did not prove their file
     remaining: int = 0  # findings that stand after the run, notes aside (ruff's "remaining")
     in_baseline: int = 0  # findings the baseline holds: not shown, not counted
 
@@ -183,8 +184,10 @@ class Summary:
         text = (
             f"{self.files_changed} {files} {verb} ({self.files_seen} checked), "
             f"{self.converted} site{'s' * (self.converted != 1)} converted, "
-            f"{sum(self.left_alone.values())} left alone"
         )
+        if self.held_back:
+            text += f"{self.held_back} held back (--verify did not prove them), "
+        text += f"{sum(self.left_alone.values())} left alone"
         if self.left_alone:
             reasons = ", ".join(f"{code} x{count}" for code, count in sorted(self.left_alone.items()))
             text += f" ({reasons})"
