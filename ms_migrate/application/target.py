@@ -14,6 +14,7 @@ from ms_migrate.facts.versions import (
     default_target,
     newest_allowed,
     newest_known,
+    release_spans,
 )
 from ms_migrate.files.pins import DetectedTarget, detect_target
 from ms_migrate.reporting.report import Stream
@@ -146,20 +147,8 @@ def _say_how_written_for_is_read(written_for: Version, err: Stream) -> None:
     )
     err.print(
         f"note: no runtime of MindSpore {written_for} was read (the releases read are "
-        f"{_spans(facts.releases)}), so the code is compared as written for {read_as}"
+        f"{release_spans(facts.releases)}), so the code is compared as written for {read_as}"
     )
-
-
-def _spans(releases: tuple[Version, ...]) -> str:
-    """1.7, 1.8, 1.9, 1.10, 2.7 as "1.7-1.10, 2.7": consecutive minors of one major joined."""
-    runs: list[list[Version]] = []
-    for release in sorted(releases):
-        last = runs[-1][-1] if runs else None
-        if last is not None and last.major == release.major and release.minor == last.minor + 1:
-            runs[-1].append(release)
-        else:
-            runs.append([release])
-    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 def _check_downgrade_target(target: Version, detected: Optional[DetectedTarget]) -> None:

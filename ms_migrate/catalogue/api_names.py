@@ -276,6 +276,7 @@ PROBES = {
     "BatchNorm moving variance": "batch_norm_moving_variance(mindspore)",
     # What a layer built with the drop probability says its keep probability is: not 1 - p.
     "Dropout(p=0.1).keep_prob": "mindspore.nn.Dropout(p=0.1).keep_prob",
+    "set_context keys": "set_context_keys(mindspore)",
 }
 
 
@@ -292,7 +293,45 @@ def batch_norm_moving_variance(mindspore: Any) -> str:
     return {1.0: "biased", 1.5: "unbiased"}.get(round(value, 4), f"neither: {value:.4f}")
 
 
-PROBE_HELPERS = {"batch_norm_moving_variance": batch_norm_moving_variance}
+def set_context_keys(mindspore: Any) -> list[str]:
+    """The keys `set_context` takes: those with a setter, the context's public attributes and the
+    public members of its parameter enum (where its loop looks before it raises "the keyword
+    argument ... is not recognized"), and the names its own source spells (`key in
+    ('enable_auto_mixed_precision',)`: deprecated, skipped, taken) or its type check lists;
+    less those it says "has been removed" of (`invalid_context_dict`, 2.10's `grad_for_scalar`).
+    Every key its docstring lists is among them, on 1.10 and 2.10 alike. Read, not set."""
+    import ast
+    import textwrap
+
+    context = mindspore.context
+    current = context._context()
+    keys = set(getattr(current, "setters", None) or {})
+    keys.update(name for name in dir(current) if not name.startswith("_"))
+    parameters = getattr(context, "ms_ctx_param", None)
+    if parameters is None:
+        from mindspore._c_expression import ms_ctx_param as parameters
+    keys.update(name for name in parameters.__members__ if not name.startswith("_"))
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(context.set_context)))
+    except (OSError, TypeError, SyntaxError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"[a-z][a-z0-9_]*", node.value)
+        ):
+            keys.add(node.value)
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            keys.add(node.arg)
+    keys.difference_update(getattr(context, "invalid_context_dict", None) or {})
+    return sorted(keys)
+
+
+PROBE_HELPERS = {
+    "batch_norm_moving_variance": batch_norm_moving_variance,
+    "set_context_keys": set_context_keys,
+}
 
 
 def result_shape(value: Any) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Optional
@@ -78,6 +79,19 @@ def jit_spelling_for(target: Version) -> JitSpelling:
     assert chosen is not None
     keywords = tuple(chosen["keywords"]) if chosen["keywords"] is not None else None
     return JitSpelling(chosen["name"], chosen["module"], keywords)
+
+
+def release_spans(releases: Iterable[Version]) -> str:
+    """Releases as a message says them: 1.7, 1.8, 1.9, 1.10, 2.7 as "1.7-1.10, 2.7" (consecutive
+    minors of one major joined)."""
+    runs: list[list[Version]] = []
+    for release in sorted(releases):
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.major == release.major and release.minor == last.minor + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 def known_versions() -> list[Version]:
