@@ -30,6 +30,7 @@ import pkgutil
 import re
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from ms_migrate.facts.public_modules import SKIPPED
@@ -166,18 +167,19 @@ def _signature(value: Any) -> Optional[list[list[Any]]]:
         return None
 
 
+def _callables(module_name: str) -> Iterator[tuple[str, Any]]:
+    """The public callables of one module (not its submodules), by name."""
+    module = _import(module_name)
+    for name in _names_of(module, (module_name,)) if module is not None else ():
+        value = getattr(module, name, None)
+        if callable(value) and not inspect.ismodule(value):
+            yield name, value
+
+
 def signatures_of(module_name: str) -> dict[str, Optional[list[list[Any]]]]:
     """``{name: [[parameter, kind, default], ...]}`` for the callables of one module; None for a
     callable whose signature cannot be read."""
-    module = _import(module_name)
-    if module is None:
-        return {}
-    found = {}
-    for name in _names_of(module, (module_name,)):
-        value = getattr(module, name, None)
-        if callable(value) and not inspect.ismodule(value):
-            found[name] = _signature(value)
-    return found
+    return {name: _signature(value) for name, value in _callables(module_name)}
 
 
 def origins_of(module_name: str) -> dict[str, str]:
@@ -185,14 +187,10 @@ def origins_of(module_name: str) -> dict[str, str]:
     module of MindSpore (`Dense`: `mindspore.nn.layer.basic`). Code reaches the same object
     through each package on that path (`mindspore.nn.layer.Dense`), which the meaning rules
     then know for the name they compare."""
-    module = _import(module_name)
-    if module is None:
-        return {}
     found = {}
-    for name in _names_of(module, (module_name,)):
-        value = getattr(module, name, None)
+    for name, value in _callables(module_name):
         origin = getattr(value, "__module__", None)
-        if callable(value) and isinstance(origin, str) and origin.startswith(module_name + "."):
+        if isinstance(origin, str) and origin.startswith(module_name + "."):
             found[name] = origin
     return found
 
