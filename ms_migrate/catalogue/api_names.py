@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ms_migrate.facts.public_modules import SKIPPED
-from ms_migrate.facts.return_probes import RETURN_PROBES, RETURNS
+from ms_migrate.facts.return_probes import DRAWS, GIVES, RETURN_PROBES, RETURNS
 
 # Private modules that public code imports all the same (mindspore-ai/models: `Validator` from
 # `mindspore._checkparam` in 60-odd files).
@@ -354,10 +354,24 @@ def _return_probes(mindspore: Any) -> dict[str, Any]:
     answers: dict[str, Any] = {}
     for name, expression in RETURN_PROBES.items():
         try:
-            answers[RETURNS + name] = result_shape(eval(expression, dict(scope)))
+            result = eval(expression, dict(scope))
         except Exception as error:  # a release without the name, or rejecting the call
             answers[RETURNS + name] = f"error: {type(error).__name__}"
+            continue
+        answers[RETURNS + name] = result_shape(result)
+        if name not in DRAWS:
+            answers[GIVES + name] = first_numbers(result)
     return answers
+
+
+def first_numbers(value: Any) -> list[float]:
+    """The first four numbers of a result's first part, to four significant digits: equal on
+    two releases where the call computes the same, whatever the float noise between them."""
+    while isinstance(value, (tuple, list)) and value:
+        value = value[0]
+    if not hasattr(value, "asnumpy"):
+        return []
+    return [float(f"{number:.4g}") for number in value.asnumpy().ravel()[:4].tolist()]
 
 
 def run_probes() -> dict[str, Any]:

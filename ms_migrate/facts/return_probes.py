@@ -27,5 +27,10 @@ RETURN_PROBES = {
     "mindspore.ops.Unique": "ops.Unique()(ints)",
     "mindspore.ops.TopK": "ops.TopK()(floats, 2)",
     "mindspore.ops.Sort": "ops.Sort()(floats)",
+    "mindspore.ops.dropout": "ops.dropout(floats, p=0.2)",
 }
 RETURNS = "returns "  # the probe of RETURN_PROBES[name] is named RETURNS + name
+# The first numbers of the result's first part, four significant digits, for the calls that draw
+# nothing at random: `ops.std(x)`'s deviation is unbiased on 1.10 and biased on 2.10 (`ddof=0`).
+GIVES = "gives "
+DRAWS = frozenset({"mindspore.ops.dropout"})

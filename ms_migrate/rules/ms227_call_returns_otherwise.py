@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Severity
 from ms_migrate.facts.releases import ApiFacts, api_facts
-from ms_migrate.facts.return_probes import RETURN_PROBES, RETURNS
+from ms_migrate.facts.return_probes import GIVES, RETURN_PROBES, RETURNS
 from ms_migrate.facts.versions import Version
 from ms_migrate.rules.base import Example, Examples, Rule
 
@@ -29,8 +30,13 @@ class CallReturnsOtherwise(Rule):
     other dtypes, on the target than on the release the code is written for: `ops.max` and
     `ops.min` with an axis (`(int32, float32)`, indices first, on 1.8-1.10; `(float32, int64)`,
     values first, on 2.7-2.10), `ops.std` (the pair `(std, mean)` on 1.9-1.10, the deviation
-    alone on 2.x), `ops.argmax` (int32, then int64), and `ArgMaxWithValue`/`ArgMinWithValue`
-    (int64 indices on 2.x). The finding names the call each release ran and what it gave.
+    alone on 2.x, and the deviation itself unbiased on 1.10 and biased on 2.x), `ops.dropout`
+    (`(output, mask)` on 1.9-1.10, the output alone on 2.x: `out, mask = ops.dropout(x)` then
+    splits the output by rows), `ops.argmax` (int32, then int64), and
+    `ArgMaxWithValue`/`ArgMinWithValue` (int64 indices on 2.x). Where a call that draws nothing at
+    random gives other numbers in a first part of one dtype on both, the finding says so, and a
+    call whose parts are the same but whose numbers are not is reported for that alone. The
+    finding names the call each release ran and what it gave.
 
     The release the code is written for is the project's pin below the target or `from-version`
     (a release not read is compared as the releases read either side of it, where they agree);
@@ -88,13 +94,34 @@ class CallReturnsOtherwise(Rule):
         spellings = {alias: name for name in changed for alias in facts.spellings(name, releases)}
         for call in ctx.calls_to(spellings):
             name = spellings[ctx.qualified_name(call.func) or ""]
-            old, new = changed[name]
-            message = (
-                f"`{name.replace('mindspore.', '', 1)}` returns {old} on MindSpore {written_for}, which this "
-                f"code is written for, and {new} on {ctx.target} (`{RETURN_PROBES[name]}` run on each): "
-                f"{_what_changed(old, new)}; check how the result is used"
-            )
+            change = changed[name]
+            ran = f"`{RETURN_PROBES[name]}` run on each"
+            numbers = ""
+            if change.numbers is not None:
+                before, after = change.numbers
+                shown = _listed(before), _listed(after)
+                numbers = f"its first part is {shown[0]} on {written_for} and {shown[1]} on {ctx.target}"
+            if change.old == change.new:
+                message = (
+                    f"`{_short(name)}` gives other numbers on MindSpore {ctx.target} than on {written_for}, "
+                    f"which this code is written for ({ran}): {numbers}; check how the result is used"
+                )
+            else:
+                also = f"; {numbers}" if numbers else ""
+                message = (
+                    f"`{_short(name)}` returns {change.old} on MindSpore {written_for}, which this code is "
+                    f"written for, and {change.new} on {ctx.target} ({ran}): "
+                    f"{_what_changed(change.old, change.new)}{also}; check how the result is used"
+                )
             yield self.diagnostic(call.func, message)
+
+
+def _listed(numbers: list[float]) -> str:
+    return ", ".join(f"{number:g}" for number in numbers)
+
+
+def _short(name: str) -> str:
+    return name.replace("mindspore.", "", 1)
 
 
 def _what_changed(old: str, new: str) -> str:
@@ -121,23 +148,44 @@ def _kind(dtype: str) -> str:
     return re.sub(r"\d+$", "", dtype)
 
 
+def _answered(answer: object) -> bool:
+    """An answer of either probe that says something: a structure, or numbers."""
+    return _known(answer) or (isinstance(answer, list) and bool(answer))
+
+
 def _known(answer: object) -> bool:
     return isinstance(answer, str) and not answer.startswith("error")
 
 
-Changed = dict[str, tuple[str, str]]
+@dataclass(frozen=True)
+class Change:
+    """What a probed call gave on the two releases: its structure and dtypes on each, and the
+    first numbers of its first part where that part is of one dtype on both and they differ."""
+
+    old: str
+    new: str
+    numbers: Optional[tuple[list[float], list[float]]] = None
+
+
+Changed = dict[str, Change]
 _CHANGED: dict[tuple[Version, Version], Changed] = {}
 
 
 def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
-    """Each probed name whose result differs between the two releases, with both answers."""
+    """Each probed name whose result differs between the two releases, in its parts or its
+    numbers."""
     key = (written_for, target)
     if key not in _CHANGED:
         found = {}
         for name in RETURN_PROBES:
             old, new = facts.probe(RETURNS + name, written_for), facts.probe(RETURNS + name, target)
-            if _known(old) and _known(new) and old != new:
-                found[name] = (old, new)
+            if not (_known(old) and _known(new)):
+                continue
+            before, after = facts.probe(GIVES + name, written_for), facts.probe(GIVES + name, target)
+            same_first = _parts(old)[:1] == _parts(new)[:1]
+            numbers = (before, after) if same_first and before and after and before != after else None
+            if old != new or numbers is not None:
+                found[name] = Change(old, new, numbers)
         _CHANGED[key] = found
     return _CHANGED[key]
 
@@ -152,6 +200,7 @@ def _changed_calls() -> Optional[re.Pattern[str]]:
     names = {
         name.rpartition(".")[2]
         for name in RETURN_PROBES
-        if len({str(answer) for _, answer in facts.probes.get(RETURNS + name, ()) if _known(answer)}) > 1
+        for probe in (RETURNS + name, GIVES + name)
+        if len({str(answer) for _, answer in facts.probes.get(probe, ()) if _answered(answer)}) > 1
     }
     return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(") if names else None
