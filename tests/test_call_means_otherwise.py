@@ -227,8 +227,37 @@ def test_a_class_held_to_be_called_elsewhere_is_reported_with_its_defaults(line:
         "same = type(cell) is nn.Dense",
         "init = {nn.Dense: normal}",
         "step = nn.TrainOneStepCell",  # its one changed default means the same (proven)
-        "class Wide(nn.Dense):\n    def __init__(self, a, **more):\n        super().__init__(a, a, **more)",
     ],
 )
 def test_a_class_only_asked_about_is_not_reported(line: str) -> None:
     assert _messages(line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "unless"),
+    [
+        ("dense = nn.Dense(4, 3, **cfg)", "unless `**cfg` passes them"),
+        ("conv = nn.Conv2d(*shape, has_bias=True)", "unless `*shape` passes them"),
+        (
+            "class Wide(nn.Dense):\n    def __init__(self, a, **more):\n        super().__init__(a, **more)",
+            "`Wide`'s `super().__init__`: `nn.Dense` may mean something else",
+        ),
+    ],
+)
+def test_a_call_that_passes_what_it_does_not_name_says_what_it_may_mean(line: str, unless: str) -> None:
+    """`nn.Dense(4, 3, **cfg)` was passed over in silence (a new user's pass): which parameters
+    `cfg` holds is not known, so the defaults that differ among those the call does not name are
+    said, with the condition, and nothing is fixed."""
+    (message,) = _messages(line)
+    assert unless in message and "`weight_init` defaults to 'normal' on 1.10 and None on 2.10" in message
+    result = run_rules(HEAD + line + "\n", Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10))
+    assert result.text == HEAD + line + "\n"
+    assert _messages("dense = nn.Dense(4, 3, weight_init='he', bias_init='zeros', **cfg)") == []
+
+
+def test_a_base_init_called_by_its_name_binds_without_self() -> None:
+    line = "class Wide(nn.Dense):\n    def __init__(self, a):\n        nn.Dense.__init__(self, a, 2 * a)"
+    result = run_rules(HEAD + line + "\n", Version(2, 10), [rule_for("MS226")], written_for=Version(1, 10))
+    assert (
+        result.text == HEAD + line.replace("2 * a)", "2 * a, weight_init='normal', bias_init='zeros')") + "\n"
+    )

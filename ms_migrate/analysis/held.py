@@ -50,19 +50,35 @@ def _callee(call: ast.Call) -> str:
 
 
 def base_init_call(cls: ast.ClassDef) -> Optional[ast.Call]:
-    """The `super().__init__(...)` call of the class's own `__init__` (the one there is), which
-    binds its arguments to the base's parameters; None where there is none or several, or the
-    class has more than one base (`super()` may then reach another)."""
+    """The call of the base's `__init__` in the class's own `__init__` (the one there is):
+    `super().__init__(...)`, or `Base.__init__(self, ...)` spelled as the base is; its arguments
+    bind to the base's parameters (``as_base_call``). None where there is none or several, or
+    the class has more than one base (`super()` may then reach another)."""
     if len(cls.bases) != 1 or cls.keywords:
         return None
+    base = ast.dump(cls.bases[0])
     found = [
         node
         for item in cls.body
         if isinstance(item, ast.FunctionDef) and item.name == "__init__"
         for node in ast.walk(item)
-        if isinstance(node, ast.Call) and _calls_super_init(node)
+        if isinstance(node, ast.Call) and (_calls_super_init(node) or _calls_init_of(node, base))
     ]
     return found[0] if len(found) == 1 else None
+
+
+def as_base_call(call: ast.Call) -> ast.Call:
+    """The arguments of a base's `__init__` call as a call of the base: `Base.__init__(self, a)`
+    without its `self`; `super().__init__(a)` as it is."""
+    if _calls_super_init(call) or not call.args:
+        return call
+    view = ast.Call(call.func, call.args[1:], call.keywords)
+    return ast.copy_location(view, call)
+
+
+def _calls_init_of(call: ast.Call, base: str) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and ast.dump(func.value) == base
 
 
 def defines_init(cls: ast.ClassDef) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Optional
 
-from ms_migrate.analysis.held import Held, base_init_call, defines_init, how_held
+from ms_migrate.analysis.held import Held, as_base_call, base_init_call, defines_init, how_held
 from ms_migrate.context import FileContext
 from ms_migrate.diagnostics import Diagnostic, Fix, Severity, source_lines
 from ms_migrate.facts.releases import KEYWORD, ApiFacts, Parameter, api_facts, positional_parameter
@@ -54,13 +54,15 @@ class CallMeansOtherwise(Rule):
 
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
-    releases read either side of it (1.10 and 2.7), where those agree. A call with `*args` or
-    `**kwargs` is left alone, and so is `nn.Dropout`, which MS220 rewrites.
+    releases read either side of it (1.10 and 2.7), where those agree. A call that passes
+    `*args` or `**kwargs` is reported with the defaults that differ among the parameters it does
+    not name, unless those hold them (`nn.Dense(4, 3, **cfg)`), and not fixed; `nn.Dropout` is
+    left to MS220, which rewrites it.
 
     A call by another spelling of the same object is the same call: through the packages on the
     way to where it is defined (`from mindspore.nn.loss import BCELoss`, `nn.layer.Dense`; the
-    catalogue's `origins`), and a subclass's `super().__init__`, which binds to the base's
-    parameters. A class held to be called elsewhere (`self.which_linear = nn.Dense`,
+    catalogue's `origins`), and a subclass's `super().__init__` (or `Base.__init__(self, ...)`),
+    which binds to the base's parameters. A class held to be called elsewhere (`self.which_linear = nn.Dense`,
     `partial(nn.Conv2d, ...)`, a parameter's default, the base of a class without `__init__`)
     is reported with the defaults that differ, and not fixed: the calls it reaches are not
     followed. One in a tuple or list (`cell_types = (nn.Dense, nn.GELU)`) is taken for a type to
@@ -134,11 +136,17 @@ class CallMeansOtherwise(Rule):
         lines: list[str],
         what: str = "",
     ) -> Optional[Diagnostic]:
-        """The finding of one call of ``dotted`` (or of a `super().__init__` that calls it), at
-        ``at``; fixed where every difference is a default a proof case passed."""
+        """The finding of one call of ``dotted`` (or of a base's `__init__` that calls it: its
+        arguments ``as_base_call``), at ``at``; fixed where every difference is a default a proof
+        case passed."""
         written_for, (old, new) = ctx.written_for, signatures
         assert written_for is not None
-        found = differences(old, new, call, written_for, ctx.target, _same_defaults(facts, dotted, old, new))
+        same = _same_defaults(facts, dotted, old, new)
+        bound = as_base_call(call) if what else call
+        unpacked = _unpacked(bound)
+        if unpacked:
+            return self._maybe(ctx, dotted, old, new, bound, at, what, unpacked, same)
+        found = differences(old, new, bound, written_for, ctx.target, same)
         if not found:
             return None
         message = (
@@ -154,6 +162,41 @@ class CallMeansOtherwise(Rule):
             (edit,), "exact", f"pass {written_for}'s defaults ({passed}), proven equal on both releases"
         )
         return self.diagnostic(at, message + f"; pass {passed} to keep {written_for}'s", fix)
+
+    def _maybe(
+        self,
+        ctx: FileContext,
+        dotted: str,
+        old: tuple[Parameter, ...],
+        new: tuple[Parameter, ...],
+        call: ast.Call,
+        at: ast.AST,
+        what: str,
+        unpacked: str,
+        same: Collection[str],
+    ) -> Optional[Diagnostic]:
+        """A call that passes `*args` or `**kwargs`: which parameters those hold is not known, so
+        the defaults that differ among the ones it does not name are said, unless they hold them
+        (`nn.Dense(4, 3, **cfg)` was passed over in silence)."""
+        written_for = ctx.written_for
+        assert written_for is not None
+        named = ast.Call(
+            call.func,
+            [arg for arg in call.args[: _first_starred(call)]],
+            [keyword for keyword in call.keywords if keyword.arg is not None],
+        )
+        found = [
+            item
+            for item in differences(old, new, named, written_for, ctx.target, same)
+            if item.kept is not None
+        ]
+        if not found:
+            return None
+        return self.diagnostic(
+            at,
+            f"{what}`{_short(dotted)}` may mean something else on MindSpore {ctx.target} than on "
+            f"{written_for}, which this code is written for: unless {unpacked} passes them, {_shown(found)}",
+        )
 
     def _held(
         self, ctx: FileContext, facts: ApiFacts, changed: Changed, spelled: dict[str, str], lines: list[str]
@@ -176,7 +219,7 @@ class CallMeansOtherwise(Rule):
             if held is Held.BASE and isinstance(holder, ast.ClassDef):
                 init = base_init_call(holder)
                 if init is not None:
-                    what = f"`{holder.name}`'s `super().__init__`: "
+                    what = f"`{holder.name}`'s `{ast.unparse(init.func)}`: "
                     found = self._called(ctx, facts, dotted, (old, new), init, init.func, lines, what)
                     if found is not None:
                         yield found
@@ -196,6 +239,19 @@ class CallMeansOtherwise(Rule):
                 f"{how}: a call of it that leaves these out means something else on MindSpore "
                 f"{ctx.target} than on {written_for}, which this code is written for: {said}",
             )
+
+
+def _unpacked(call: ast.Call) -> str:
+    """How the call passes arguments it does not name (`*args`, `**cfg`), as the code spells
+    them; "" where it names each one."""
+    spelled = [f"*{ast.unparse(arg.value)}" for arg in call.args if isinstance(arg, ast.Starred)]
+    spelled += [f"**{ast.unparse(keyword.value)}" for keyword in call.keywords if keyword.arg is None]
+    return " or ".join(f"`{item}`" for item in spelled)
+
+
+def _first_starred(call: ast.Call) -> int:
+    starred = [index for index, arg in enumerate(call.args) if isinstance(arg, ast.Starred)]
+    return starred[0] if starred else len(call.args)
 
 
 def _short(dotted: str) -> str:
