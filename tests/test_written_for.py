@@ -184,8 +184,14 @@ def test_check_of_code_newer_than_its_target_says_how_to_rewrite_it(project: Pat
 @pytest.mark.parametrize(
     ("written_for", "said", "reported"),
     [
-        # between 1.10 and 2.7, which disagree on ops.split and nn.Dense: nothing is compared
-        ("2.3", "compared as written for 1.10 and 2.7: a change is reported only where those two agree", []),
+        # between 1.10 and 2.7, which disagree on ops.split and nn.Dense: each call says what it
+        # would mean either way (if 2.3 is as 1.10), and is not fixed
+        (
+            "2.3",
+            "compared as written for 1.10 and 2.7: where those two differ, a call is reported with what "
+            "it would mean either way",
+            ["ops.split", "nn.Dense"],
+        ),
         # older than any release read: 1.7 stands for it (it has nn.Dense's 1.x initialisers)
         ("1.5", "compared as written for 1.7, the nearest release read", ["nn.Dense"]),
     ],
@@ -195,8 +201,10 @@ def test_a_release_whose_runtime_was_not_read_is_compared_as_the_releases_around
 ) -> None:
     """`--from-version 2.3` once said "changes of meaning since are reported" and compared
     nothing (no signature of 2.3 is known), and 1.5 the same: a silence that reads as "nothing
-    changed". The run now says how such a release is read, and MS226 compares it as the releases
-    read either side of it where those agree."""
+    changed". The run now says how such a release is read; MS226 compares it as the releases read
+    either side of it where those agree, and where they differ says what the call would mean if
+    the release were as the older one (a 2.0 repository's 496 `nn.Dense` and `nn.Conv2d` calls
+    were silent, though 2.0 still drew 1.x's initialisers)."""
     (project / "calls.py").write_text(
         "from mindspore import nn, ops\nparts = ops.split(x, 1, 1)\ndense = nn.Dense(2, 3)\n"
     )
@@ -217,6 +225,13 @@ def test_a_release_whose_runtime_was_not_read_is_compared_as_the_releases_around
     assert said in done.stderr
     found = [line.split("`")[1] for line in done.stdout.splitlines() if " MS226 " in line]
     assert found == reported, done.stdout
+    if written_for == "2.3":
+        assert all(
+            "no runtime of 2.3 was read, and 1.10 and 2.7 differ on it; if 2.3 is as 1.10: " in line
+            for line in done.stdout.splitlines()
+            if " MS226 " in line
+        ), done.stdout
+        assert " MS226 [*]" not in done.stdout
     known = _run(
         project, "check", "--no-cache", "-q", "--target-version", "2.10", "--from-version", "1.10", "calls.py"
     )

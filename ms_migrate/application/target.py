@@ -141,7 +141,8 @@ def _say_how_written_for_is_read(written_for: Version, err: Stream) -> None:
         return
     around = facts.around(written_for)
     read_as = (
-        f"{around[0]} and {around[1]}: a change is reported only where those two agree"
+        f"{around[0]} and {around[1]}: where those two differ, a call is reported with what it "
+        "would mean either way"
         if len(around) == 2
         else f"{around[0]}, the nearest release read"
     )

@@ -54,7 +54,8 @@ class CallMeansOtherwise(Rule):
 
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
-    releases read either side of it (1.10 and 2.7), where those agree. A call that passes
+    releases read either side of it (1.10 and 2.7) where those agree; where they differ, a call
+    is reported with what it would mean if the release were as either ("may mean"), not fixed. A call that passes
     `*args` or `**kwargs` is reported with the defaults that differ among the parameters it does
     not name, unless those hold them (`nn.Dense(4, 3, **cfg)`), and not fixed; `nn.Dropout` is
     left to MS220, which rewrites it.
@@ -124,6 +125,39 @@ class CallMeansOtherwise(Rule):
             if found is not None:
                 yield found
         yield from self._held(ctx, facts, changed, spelled, lines)
+        yield from self._unsure(ctx, facts)
+
+    def _unsure(self, ctx: FileContext, facts: ApiFacts) -> Iterable[Diagnostic]:
+        """For a release whose runtime was not read, the calls of what the releases read either
+        side of it disagree on: what each would mean, as a finding, where the comparison of
+        ``_changed`` can say nothing (`--from-version 2.0`: `nn.Dense`'s initialisers are 1.10's
+        or 2.7's, and 2.10 has 2.7's)."""
+        written_for = ctx.written_for
+        assert written_for is not None
+        unsure = _unsure(facts, written_for, ctx.target)
+        if not unsure:
+            return
+        spelled = {
+            spelling: dotted for dotted in unsure for spelling in facts.spellings(dotted, facts.releases)
+        }
+        for call in ctx.calls_to(spelled):
+            dotted = spelled[ctx.qualified_name(call.func) or ""]
+            (lower, below), (upper, above), new = unsure[dotted]
+            said = []
+            for release, old in ((lower, below), (upper, above)):
+                found = differences(
+                    old, new, call, release, ctx.target, _same_defaults(facts, dotted, old, new)
+                )
+                if found:
+                    said.append(f"if {written_for} is as {release}: {_shown(found)}")
+            if not said:
+                continue
+            yield self.diagnostic(
+                call.func,
+                f"`{_short(dotted)}` may mean something else on MindSpore {ctx.target} than on "
+                f"{written_for}, which this code is written for: no runtime of {written_for} was read, and "
+                f"{lower} and {upper} differ on it; " + "; ".join(said),
+            )
 
     def _called(
         self,
@@ -374,6 +408,34 @@ def _changed(facts: ApiFacts, written_for: Version, target: Version) -> Changed:
                 found[dotted] = (old, new)
         _CHANGED[key] = found
     return _CHANGED[key]
+
+
+Unsure = dict[
+    str,
+    tuple[
+        tuple[Version, tuple[Parameter, ...]], tuple[Version, tuple[Parameter, ...]], tuple[Parameter, ...]
+    ],
+]
+_UNSURE: dict[tuple[Version, Version], Unsure] = {}
+
+
+def _unsure(facts: ApiFacts, written_for: Version, target: Version) -> Unsure:
+    """Each callable on which the two releases read either side of ``written_for`` (a release
+    not read) disagree, with theirs and the target's signatures."""
+    key = (written_for, target)
+    if key not in _UNSURE:
+        around = facts.around(written_for)
+        found: Unsure = {}
+        if written_for not in facts.releases and len(around) == 2:
+            lower, upper = around
+            for dotted in facts.signatures:
+                below, above = facts.signature(dotted, lower), facts.signature(dotted, upper)
+                new = facts.signature_around(dotted, target)
+                if None in (below, above, new) or below == above or dotted in DROPOUT:
+                    continue
+                found[dotted] = ((lower, below), (upper, above), new)  # type: ignore[assignment]
+        _UNSURE[key] = found
+    return _UNSURE[key]
 
 
 def differences(
