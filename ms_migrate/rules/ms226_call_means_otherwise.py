@@ -55,10 +55,10 @@ class CallMeansOtherwise(Rule):
     The release the code is written for is the project's pin below the target or `from-version`;
     without it the rule is silent. A release whose runtime was not read (2.3) is compared as the
     releases read either side of it (1.10 and 2.7) where those agree; where they differ, a call
-    is reported with what it would mean if the release were as either ("may mean"), not fixed. A call that passes
-    `*args` or `**kwargs` is reported with the defaults that differ among the parameters it does
-    not name, unless those hold them (`nn.Dense(4, 3, **cfg)`), and not fixed; `nn.Dropout` is
-    left to MS220, which rewrites it.
+    is reported with what it would mean if the release were as either ("may mean"), not fixed.
+    A call that passes `*args` or `**kwargs` is reported with the defaults that differ among the
+    parameters it does not name, unless those hold them (`nn.Dense(4, 3, **cfg)`), and not
+    fixed; `nn.Dropout` is left to MS220, which rewrites it.
 
     A call by another spelling of the same object is the same call: through the packages on the
     way to where it is defined (`from mindspore.nn.loss import BCELoss`, `nn.layer.Dense`; the
@@ -169,14 +169,15 @@ class CallMeansOtherwise(Rule):
         at: ast.AST,
         lines: list[str],
         what: str = "",
+        bound: Optional[ast.Call] = None,
     ) -> Optional[Diagnostic]:
-        """The finding of one call of ``dotted`` (or of a base's `__init__` that calls it: its
-        arguments ``as_base_call``), at ``at``; fixed where every difference is a default a proof
+        """The finding of one call of ``dotted`` (or of a base's `__init__` that calls it, whose
+        arguments bind as ``bound``), at ``at``; fixed where every difference is a default a proof
         case passed."""
         written_for, (old, new) = ctx.written_for, signatures
         assert written_for is not None
         same = _same_defaults(facts, dotted, old, new)
-        bound = as_base_call(call) if what else call
+        bound = bound or call
         unpacked = _unpacked(bound)
         if unpacked:
             return self._maybe(ctx, dotted, old, new, bound, at, what, unpacked, same)
@@ -254,7 +255,8 @@ class CallMeansOtherwise(Rule):
                 init = base_init_call(holder)
                 if init is not None:
                     what = f"`{holder.name}`'s `{ast.unparse(init.func)}`: "
-                    found = self._called(ctx, facts, dotted, (old, new), init, init.func, lines, what)
+                    bound = as_base_call(init)
+                    found = self._called(ctx, facts, dotted, (old, new), init, init.func, lines, what, bound)
                     if found is not None:
                         yield found
                     continue
