@@ -140,6 +140,8 @@ def test_a_default_proven_to_mean_the_same_is_not_reported_either_way() -> None:
     calls of mindspore-ai/models are not reported; without that proof they would be."""
     line = "step = nn.TrainOneStepCell(net, optimizer)"
     assert _messages(line) == []
+    # grid_sample's align_corners: False on 1.10, None on 2.10, the same sampling (proof case)
+    assert _messages("sampled = ops.grid_sample(x, grid)") == []
     assert _messages(line, written_for="2.10", target="1.10") == []
     assert _messages("step = nn.TrainOneStepCell(net, optimizer, 2.0)") == []  # passed: the same
     facts = api_facts()

@@ -47,7 +47,8 @@ class CallMeansOtherwise(Rule):
     is the same one (`x2` and `other`; `keep_dims`, `keepdims`; `dim` for `axis`), and so are
     defaults that differ in case or say "none" either way (`()` and `None`), and a default whose
     new value a proof case ran as doing what the old one did: `TrainOneStepCell(net, opt)` trains
-    alike on 1.10 (`sens=1.0`) and 2.10 (`sens=None`), three steps compared in both modes
+    alike on 1.10 (`sens=1.0`) and 2.10 (`sens=None`), three steps compared in both modes, and
+    `ops.grid_sample(x, grid)` samples alike (`align_corners` False, then None)
     (rules/releases/proofs.json). A result in another order (`ops.max`
     returns `(indices, values)` on 1.x) does not show in a signature: MS227 runs each release to
     see it. Nor does a parameter dropped for another (`ops.std`'s `unbiased` for `ddof`).
