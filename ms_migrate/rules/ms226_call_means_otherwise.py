@@ -138,9 +138,7 @@ class CallMeansOtherwise(Rule):
         unsure = _unsure(facts, written_for, ctx.target)
         if not unsure:
             return
-        spelled = {
-            spelling: dotted for dotted in unsure for spelling in facts.spellings(dotted, facts.releases)
-        }
+        spelled = _spelled(facts, unsure, written_for, ctx.target, unsure=True)
         for call in ctx.calls_to(spelled):
             dotted = spelled[ctx.qualified_name(call.func) or ""]
             (lower, below), (upper, above), new = unsure[dotted]
@@ -241,8 +239,8 @@ class CallMeansOtherwise(Rule):
         (`self.which_linear = nn.Dense`, `partial(nn.Dense, ...)`), or a base of its class."""
         written_for = ctx.written_for
         assert written_for is not None
-        words = {name.rpartition(".")[2] for name in spelled}
-        for node in ctx.nodes_naming(words):
+        words = _held_classes(ctx.text)
+        for node in ctx.nodes_naming(words) if words else ():
             spelling = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
             if spelling not in words or not isinstance(node, (ast.Name, ast.Attribute)):
                 continue
@@ -314,19 +312,21 @@ def _left_out(
     return _shown(found) if found else None
 
 
-def _spelled(facts: ApiFacts, changed: Changed, written_for: Version, target: Version) -> dict[str, str]:
-    """Each name code reaches a changed callable by -> the callable (`mindspore.nn.layer.Dense`,
-    `mindspore.nn.loss.BCELoss`: the packages on the way to where it is defined)."""
-    key = (written_for, target)
+def _spelled(
+    facts: ApiFacts, names: Collection[str], written_for: Version, target: Version, unsure: bool = False
+) -> dict[str, str]:
+    """Each name code reaches one of ``names`` by -> the callable (`mindspore.nn.layer.Dense`,
+    `mindspore.nn.loss.BCELoss`: the packages on the way to where it is defined), once per pair
+    of releases and kind (the changed callables, or the ``unsure`` ones of a release not read)."""
+    key = (written_for, target, unsure)
     if key not in _SPELLED:
         releases = (*facts.around(written_for), *facts.around(target))
-        _SPELLED[key] = {
-            spelling: dotted for dotted in changed for spelling in facts.spellings(dotted, releases)
-        }
+        spellings = {dotted: facts.spellings(dotted, releases) for dotted in names}
+        _SPELLED[key] = {spelling: dotted for dotted, each in spellings.items() for spelling in each}
     return _SPELLED[key]
 
 
-_SPELLED: dict[tuple[Version, Version], dict[str, str]] = {}
+_SPELLED: dict[tuple[Version, Version, bool], dict[str, str]] = {}
 
 
 def _proven(
@@ -374,12 +374,15 @@ def _calls_any_changed(text: str) -> bool:
     """Whether ``text`` calls something by the last part of a name whose signature is not the
     same on every release that has it, or holds such a class: a file that does neither is not
     parsed for this rule."""
-    pattern = _changed_calls()
-    return pattern is not None and pattern.search(text) is not None
+    patterns = _changed_names()
+    return patterns is not None and any(pattern.search(text) for pattern in patterns)
 
 
 @cache
-def _changed_calls() -> Optional[re.Pattern[str]]:
+def _changed_names() -> Optional[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Two patterns over the last parts of the names whose signature is not the same on every
+    release: a call of one, and a class of them held (`= nn.Dense`, `partial(nn.Dense, `,
+    `class D(nn.Dense):`), whose group is the name."""
     facts = api_facts()
     signatures = facts.signatures if facts is not None else {}
     names = {
@@ -389,11 +392,16 @@ def _changed_calls() -> Optional[re.Pattern[str]]:
     }
     if not names:
         return None
-    # A call, or a class held (`= nn.Dense`, `partial(nn.Dense, `, `class D(nn.Dense):`).
-    classes = sorted(re.escape(name) for name in names if name[:1].isupper())
-    called = r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\("
-    held = r"|\b(?:" + "|".join(classes) + r")[ \t]*(?:[,)\]}]|$)" if classes else ""
-    return re.compile(called + held, re.MULTILINE)
+    classes = sorted(re.escape(name) for name in names if name[:1].isupper()) or ["(?!)"]
+    called = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(")
+    held = re.compile(r"\b(" + "|".join(classes) + r")[ \t]*(?:[,)\]}]|$)", re.MULTILINE)
+    return called, held
+
+
+def _held_classes(text: str) -> set[str]:
+    """The changed classes ``text`` spells where it may hold one: the words ``_held`` looks for."""
+    patterns = _changed_names()
+    return set(patterns[1].findall(text)) if patterns is not None else set()
 
 
 Changed = dict[str, tuple[tuple[Parameter, ...], tuple[Parameter, ...]]]
